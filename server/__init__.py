@@ -1,0 +1,3 @@
+"""shiro-neko: a coding agent behind a language server."""
+
+__version__ = "0.1.0"

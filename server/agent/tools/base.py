@@ -1,0 +1,47 @@
+"""What a tool is and what it may ask of its surroundings.
+
+Tools never talk to the editor directly: the `ToolHost` is the seam. The LSP layer implements it
+with open buffers, `workspace/applyEdit` and approval dialogs; unit tests implement it with plain
+files and scripted answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Literal, Protocol
+
+ApprovalKind = Literal["edit", "command"]
+
+
+class ToolError(Exception):
+    """A refusal or failure the model should read (becomes a tool result with isError)."""
+
+
+class ToolHost(Protocol):
+    root: Path
+
+    def open_document_text(self, path: Path) -> str | None:
+        """The editor buffer's text when the file is open there (unsaved edits included), else None."""
+
+    async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
+        """Replace the whole file's text (through the editor when it can, else on disk, atomically).
+
+        Returns False when the user rejected the edit."""
+
+
+@dataclass
+class ToolResult:
+    output: str
+    is_error: bool = False
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments object
+    run: Callable[["ToolHost", dict[str, Any]], Awaitable[ToolResult]]
+    # Which approval this call needs under the `approvals` setting, or None when never.
+    approval: ApprovalKind | None = None
+    summary: Callable[[dict[str, Any]], str] = field(default=lambda args: "")

@@ -1,0 +1,103 @@
+"""The transcript: messages and parts exactly as PROTOCOL.md's session record shows them.
+
+One `assistant` message per provider response; one `tool` message per step holding all of that
+step's results. `item_id` is the provider's stored-item id and is present only on parts that came
+from a completed, stored provider response.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+import msgspec
+
+
+class TextPart(msgspec.Struct, tag="text", tag_field="type", omit_defaults=True, rename="camel"):
+    text: str
+    item_id: str | None = None
+
+
+class ReasoningPart(msgspec.Struct, tag="reasoning", tag_field="type", omit_defaults=True, rename="camel"):
+    text: str
+    item_id: str | None = None
+    encrypted_content: str | None = None
+
+
+class ToolCallPart(msgspec.Struct, tag="tool-call", tag_field="type", omit_defaults=True, rename="camel"):
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    item_id: str | None = None
+
+
+class ToolResultPart(msgspec.Struct, tag="tool-result", tag_field="type", omit_defaults=True, rename="camel"):
+    tool_call_id: str
+    tool_name: str
+    output: str
+    is_error: bool = False
+
+
+AssistantPart = Union[TextPart, ReasoningPart, ToolCallPart]
+UserPart = TextPart
+
+
+class UserMessage(msgspec.Struct, tag="user", tag_field="role"):
+    content: list[TextPart]
+
+
+class AssistantMessage(msgspec.Struct, tag="assistant", tag_field="role"):
+    content: list[AssistantPart]
+
+
+class ToolMessage(msgspec.Struct, tag="tool", tag_field="role"):
+    content: list[ToolResultPart]
+
+
+Message = Union[UserMessage, AssistantMessage, ToolMessage]
+
+_messages_decoder = msgspec.json.Decoder(list[Message])
+_encoder = msgspec.json.Encoder()
+
+
+def encode_messages(messages: list[Message]) -> bytes:
+    return _encoder.encode(messages)
+
+
+def decode_messages(data: bytes | str) -> list[Message]:
+    return _messages_decoder.decode(data)
+
+
+def messages_from_builtins(obj: Any) -> list[Message]:
+    return msgspec.convert(obj, list[Message])
+
+
+def user_text(text: str) -> UserMessage:
+    return UserMessage(content=[TextPart(text=text)])
+
+
+def final_text(message: AssistantMessage) -> str:
+    """The visible text of one assistant message (its text parts joined)."""
+    return "".join(p.text for p in message.content if isinstance(p, TextPart))
+
+
+def pending_calls(messages: list[Message]) -> list[ToolCallPart]:
+    """Tool calls in the transcript with no result anywhere after them.
+
+    A call still waiting for its result is what a suspended approval looks like.
+    """
+    answered: set[str] = set()
+    for m in messages:
+        if isinstance(m, ToolMessage):
+            answered.update(r.tool_call_id for r in m.content)
+    return [
+        p
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for p in m.content
+        if isinstance(p, ToolCallPart) and p.tool_call_id not in answered
+    ]
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    """The seed's estimate: compact JSON length / 4. For deciding, never for billing."""
+    return len(encode_messages(messages)) // 4
