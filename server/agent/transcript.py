@@ -101,3 +101,13 @@ def pending_calls(messages: list[Message]) -> list[ToolCallPart]:
 def estimate_tokens(messages: list[Message]) -> int:
     """The seed's estimate: compact JSON length / 4. For deciding, never for billing."""
     return len(encode_messages(messages)) // 4
+
+
+def strip_item_ids(messages: list[Message]) -> list[Message]:
+    """The same history with every provider item id removed, so all of it goes inline."""
+    out: list[Message] = []
+    for m in messages:
+        if isinstance(m, AssistantMessage) and any(p.item_id for p in m.content):
+            m = AssistantMessage(content=[msgspec.structs.replace(p, item_id=None) for p in m.content])
+        out.append(m)
+    return out

@@ -1,0 +1,186 @@
+"""One turn of the agent: provider steps and tool calls until the model answers without calls.
+
+The invariants PROTOCOL.md's "Turn semantics" sets live here, not in the pruner: no request
+carries a tool call without its output; a half-received call is never run; an interrupted stream
+keeps its text (without item ids, since that response never completed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from .prompt import build_instructions
+from .provider.base import (
+    Completed,
+    Notice,
+    OutputStarted,
+    ProviderError,
+    ProviderRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolSpec,
+)
+from .session import AgentSession, TurnOutcome
+from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
+from .transcript import (
+    AssistantMessage,
+    TextPart,
+    ToolCallPart,
+    UserMessage,
+    final_text,
+    pending_calls,
+    strip_item_ids,
+)
+from .wire_view import WireView
+
+log = logging.getLogger(__name__)
+
+REFERENCE_LOST_NOTICE = (
+    "the provider no longer had part of this session stored. Re-sent the history inline and carried on."
+)
+
+
+@dataclass
+class TurnState:
+    session: AgentSession
+    turn_id: str
+    text: str = ""
+    recovered_missing_item: bool = False
+    view: WireView = field(default_factory=WireView)
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        self.session.deps.sink.event(
+            {"sessionId": self.session.id, "turnId": self.turn_id, "type": kind, **fields}
+        )
+
+
+async def run_turn(session: AgentSession, prompt: str | None, turn_id: str) -> TurnOutcome:
+    state = TurnState(session, turn_id)
+    if prompt is not None:
+        if pending_calls(session.messages):
+            # A new prompt answers a call still waiting for approval as denied first.
+            deny_pending(session, "denied: the user sent a new prompt instead of answering")
+        if not session.messages and not session.title:
+            session.title = prompt
+        session.messages.append(UserMessage(content=[TextPart(text=prompt)]))
+        session.changed()
+    state.emit("turn_start")
+    session.emit_status()
+    try:
+        outcome = await _steps(state)
+    except asyncio.CancelledError:
+        outcome = TurnOutcome("aborted", text=state.text)
+    except ProviderError as err:
+        outcome = TurnOutcome("error", text=state.text, error=err.message)
+    except Exception as exc:
+        log.exception("turn %s failed", turn_id)
+        outcome = TurnOutcome("error", text=state.text, error=f"internal error: {exc}")
+    end: dict[str, Any] = {"status": outcome.status, "text": outcome.text}
+    if outcome.error:
+        end["error"] = outcome.error
+    state.emit("turn_end", **end)
+    session.changed(turn_ended=True)
+    session.emit_status()
+    return outcome
+
+
+async def _steps(state: TurnState) -> TurnOutcome:
+    session = state.session
+    steps = 0
+    while True:
+        if pending_calls(session.messages):
+            try:
+                await run_tool_step(session, state.emit)
+            except ToolStepAborted:
+                return TurnOutcome("aborted", text=state.text)
+            session.changed()
+            continue
+        settings = session.deps.settings()
+        if steps >= settings.maxSteps:
+            message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
+            state.emit("notice", message=message)
+            return TurnOutcome("completed", text=state.text)
+        steps += 1
+        message = await _provider_step(state)
+        if not any(isinstance(p, ToolCallPart) for p in message.content):
+            return TurnOutcome("completed", text=state.text)
+
+
+def _request(state: TurnState) -> ProviderRequest:
+    session = state.session
+    settings = session.deps.settings()
+    tools = session.deps.tools(session) if settings.supportsTools else []
+    specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+    instructions = build_instructions(session, settings)
+    messages = state.view.for_wire(session, settings)
+    return ProviderRequest(settings.effective_model, instructions, messages, specs)
+
+
+async def _provider_step(state: TurnState) -> AssistantMessage:
+    session = state.session
+    while True:
+        request = _request(state)
+        provider = session.deps.provider(session.deps.settings())
+        received: list[str] = []
+        output_started = False
+        try:
+            async for event in provider.stream(request):
+                if isinstance(event, TextDelta):
+                    received.append(event.text)
+                    state.emit("text_delta", text=event.text)
+                elif isinstance(event, ReasoningDelta):
+                    state.emit("reasoning_delta", text=event.text)
+                elif isinstance(event, OutputStarted):
+                    output_started = True
+                elif isinstance(event, Notice):
+                    state.emit("notice", message=event.message)
+                elif isinstance(event, Completed):
+                    return _accept(state, event)
+            raise ProviderError("the provider stream ended without a response")
+        except ProviderError as err:
+            if err.missing_item is not None and not output_started and not state.recovered_missing_item:
+                # Retrying the same references fails identically: rewrite our own history inline, once.
+                state.recovered_missing_item = True
+                session.messages = strip_item_ids(session.messages)
+                state.view.reset()
+                session.changed()
+                state.emit("notice", message=REFERENCE_LOST_NOTICE)
+                continue
+            _keep_interrupted(state, received)
+            raise
+        except asyncio.CancelledError:
+            _keep_interrupted(state, received)
+            raise
+
+
+def _keep_interrupted(state: TurnState, received: list[str]) -> None:
+    text = "".join(received)
+    if text:
+        # Text only, and no item id: that response never completed, and a half-received call is never run.
+        state.session.messages.append(AssistantMessage(content=[TextPart(text=text)]))
+        state.text = text
+        state.session.changed()
+
+
+def _accept(state: TurnState, event: Completed) -> AssistantMessage:
+    session = state.session
+    message = event.message
+    session.messages.append(message)
+    session.input_tokens += event.usage.input_tokens
+    session.output_tokens += event.usage.output_tokens
+    from ..state.pricing import cost_usd  # noqa: PLC0415 - keeps agent start-up light
+
+    session.cost_usd = cost_usd(session.deps.settings().effective_model, session.input_tokens, session.output_tokens)
+    text = final_text(message)
+    if text:
+        state.text = text
+    for part in message.content:
+        if isinstance(part, ToolCallPart):
+            state.emit("tool_call", toolCallId=part.tool_call_id, toolName=part.tool_name, input=part.input)
+    session.changed()
+    session.emit_status()
+    return message
+

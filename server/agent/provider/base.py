@@ -1,0 +1,109 @@
+"""The seam between the loop and a model endpoint: one request in, a stream of events out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Protocol, Union
+
+from ..transcript import AssistantMessage, Message
+
+# "tools is not supported", "does not support tools", "tool use is unsupported": endpoints word it
+# differently; history errors ("No tool output found ...") must not match.
+_TOOLS_UNSUPPORTED = re.compile(
+    r"\btools?\b[^.]*\b(not supported|unsupported|not enabled)\b|\b(does not|doesn't) support\b[^.]*\btools?\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ProviderRequest:
+    model: str
+    instructions: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    # Plain developer/system notes placed before the message at that index (short-term memory).
+    inserts: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ReasoningDelta:
+    text: str
+
+
+@dataclass
+class OutputStarted:
+    """The first output item of this request arrived: from here on a retry would repeat output."""
+
+
+@dataclass
+class Notice:
+    message: str
+
+
+@dataclass
+class Completed:
+    message: AssistantMessage
+    usage: Usage
+
+
+ProviderEvent = Union[TextDelta, ReasoningDelta, OutputStarted, Notice, Completed]
+
+
+class ProviderError(Exception):
+    """A request that failed; `message` is meant for the user."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        param: str | None = None,
+        retry_after: float | None = None,
+        retryable: bool = False,
+        missing_item: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.param = param
+        self.retry_after = retry_after
+        self.retryable = retryable
+        # Set for a 404 naming a stored item the provider no longer holds.
+        self.missing_item = missing_item
+
+    @property
+    def names_tools(self) -> bool:
+        """A 400 that says the endpoint cannot take tools."""
+        if self.status != 400:
+            return False
+        param = self.param or ""
+        if param == "tools" or param.startswith("tools[") or param == "tool_choice":
+            return True
+        return bool(_TOOLS_UNSUPPORTED.search(self.message))
+
+
+class Provider(Protocol):
+    name: str
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]: ...

@@ -1,0 +1,124 @@
+"""The Chat Completions wire format: request body out, stream chunks in.
+
+Chat Completions stores nothing, so every part goes inline and no part gets an `itemId`.
+Reasoning cannot be handed back on this API and is left out of requests.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+from ..transcript import (
+    AssistantMessage,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+    UserMessage,
+)
+from .base import Completed, OutputStarted, ProviderError, ProviderEvent, ProviderRequest, ReasoningDelta, TextDelta, Usage
+
+
+def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
+    notes: dict[int, list[str]] = {}
+    for index, text in request.inserts:
+        notes.setdefault(index, []).append(text)
+    out: list[dict[str, Any]] = [{"role": "system", "content": request.instructions}]
+    for index, message in enumerate([*request.messages, None]):
+        for text in notes.get(index, ()):
+            out.append({"role": "system", "content": text})
+        if message is None:
+            break
+        if isinstance(message, UserMessage):
+            out.append({"role": "user", "content": "".join(p.text for p in message.content)})
+        elif isinstance(message, AssistantMessage):
+            text = "".join(p.text for p in message.content if isinstance(p, TextPart))
+            calls = [
+                {
+                    "id": p.tool_call_id,
+                    "type": "function",
+                    "function": {
+                        "name": p.tool_name,
+                        "arguments": p.input if isinstance(p.input, str) else json.dumps(p.input, ensure_ascii=False),
+                    },
+                }
+                for p in message.content
+                if isinstance(p, ToolCallPart)
+            ]
+            if not text and not calls:
+                continue  # a reasoning-only response has nothing this API can carry
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif isinstance(message, ToolMessage):
+            for result in message.content:
+                out.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": result.output})
+    return out
+
+
+def request_body(request: ProviderRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": chat_messages(request),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in request.tools
+        ]
+    return body
+
+
+async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[ProviderEvent]:
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    usage = Usage()
+    finished = False
+    started = False
+    async for chunk in chunks:
+        if chunk.get("usage"):
+            u = chunk["usage"]
+            usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if not started and (delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls")):
+                started = True
+                yield OutputStarted()
+            if delta.get("reasoning_content"):
+                reasoning.append(delta["reasoning_content"])
+                yield ReasoningDelta(delta["reasoning_content"])
+            if delta.get("content"):
+                text.append(delta["content"])
+                yield TextDelta(delta["content"])
+            for call in delta.get("tool_calls") or []:
+                slot = calls.setdefault(int(call.get("index", 0)), {"id": None, "name": "", "arguments": ""})
+                if call.get("id"):
+                    slot["id"] = call["id"]
+                function = call.get("function") or {}
+                if function.get("name"):
+                    slot["name"] += function["name"]
+                if function.get("arguments"):
+                    slot["arguments"] += function["arguments"]
+            if choice.get("finish_reason"):
+                finished = True
+    if not finished:
+        raise ProviderError("the stream ended before the response completed", retryable=True)
+    parts: list[TextPart | ReasoningPart | ToolCallPart] = []
+    if reasoning:
+        parts.append(ReasoningPart(text="".join(reasoning)))
+    if text:
+        parts.append(TextPart(text="".join(text)))
+    for index in sorted(calls):
+        slot = calls[index]
+        try:
+            parsed: Any = json.loads(slot["arguments"] or "{}")
+        except ValueError:
+            parsed = slot["arguments"]
+        parts.append(ToolCallPart(tool_call_id=slot["id"] or f"call_{index}", tool_name=slot["name"], input=parsed))
+    yield Completed(AssistantMessage(content=parts), usage)

@@ -1,0 +1,174 @@
+"""The Responses API wire format: request body out, stream events in.
+
+Stored output items (parts with an `itemId`) are sent as `item_reference`, the way the seed
+describes; anything without an id is sent inline and carries no dependency on provider storage.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Iterable
+
+from ..transcript import (
+    AssistantMessage,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+    UserMessage,
+)
+from .base import (
+    Completed,
+    OutputStarted,
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    ReasoningDelta,
+    TextDelta,
+    Usage,
+)
+
+
+def _arguments(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _assistant_items(message: AssistantMessage, store: bool) -> Iterable[dict[str, Any]]:
+    referenced: set[str] = set()
+    for part in message.content:
+        if store and part.item_id:
+            # One stored item can back several parts (a message with several text parts).
+            if part.item_id not in referenced:
+                referenced.add(part.item_id)
+                yield {"type": "item_reference", "id": part.item_id}
+            continue
+        if isinstance(part, TextPart):
+            if part.text:
+                yield {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": part.text}],
+                }
+        elif isinstance(part, ReasoningPart):
+            # A summary without its encrypted content cannot be handed back to the model.
+            if part.encrypted_content:
+                yield {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": part.text}] if part.text else [],
+                    "encrypted_content": part.encrypted_content,
+                }
+        elif isinstance(part, ToolCallPart):
+            yield {
+                "type": "function_call",
+                "call_id": part.tool_call_id,
+                "name": part.tool_name,
+                "arguments": _arguments(part.input),
+            }
+
+
+def input_items(messages: list[Message], inserts: list[tuple[int, str]], store: bool) -> list[dict[str, Any]]:
+    notes: dict[int, list[str]] = {}
+    for index, text in inserts:
+        notes.setdefault(index, []).append(text)
+    items: list[dict[str, Any]] = []
+    for index, message in enumerate([*messages, None]):
+        for text in notes.get(index, ()):
+            items.append({"role": "developer", "content": text})
+        if message is None:
+            break
+        if isinstance(message, UserMessage):
+            items.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": p.text} for p in message.content],
+                }
+            )
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message, store))
+        elif isinstance(message, ToolMessage):
+            for result in message.content:
+                items.append(
+                    {"type": "function_call_output", "call_id": result.tool_call_id, "output": result.output}
+                )
+    return items
+
+
+def request_body(request: ProviderRequest, store: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "instructions": request.instructions,
+        "input": input_items(request.messages, request.inserts, store),
+        "stream": True,
+        "store": store,
+        "include": ["reasoning.encrypted_content"],
+    }
+    if request.tools:
+        body["tools"] = [
+            {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": False}
+            for t in request.tools
+        ]
+    return body
+
+
+def _part_from_item(item: dict[str, Any], store: bool) -> list[TextPart | ReasoningPart | ToolCallPart]:
+    item_id = item.get("id") if store else None
+    kind = item.get("type")
+    if kind == "message":
+        text = "".join(
+            c.get("text", "") for c in item.get("content") or [] if c.get("type") == "output_text"
+        )
+        return [TextPart(text=text, item_id=item_id)]
+    if kind == "reasoning":
+        summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
+        return [ReasoningPart(text=summary, item_id=item_id, encrypted_content=item.get("encrypted_content"))]
+    if kind == "function_call":
+        raw = item.get("arguments") or "{}"
+        try:
+            parsed: Any = json.loads(raw)
+        except ValueError:
+            parsed = raw  # kept as the model sent it; the tool runner reports the bad JSON
+        return [ToolCallPart(tool_call_id=item["call_id"], tool_name=item["name"], input=parsed, item_id=item_id)]
+    return []
+
+
+def _error_from_payload(payload: dict[str, Any] | None, fallback: str) -> ProviderError:
+    payload = payload or {}
+    message = payload.get("message") or fallback
+    code = payload.get("code")
+    retryable = code in (None, "server_error", "rate_limit_exceeded")
+    return ProviderError(message, code=code, retryable=retryable)
+
+
+async def parse_stream(events: AsyncIterator[dict[str, Any]], store: bool) -> AsyncIterator[ProviderEvent]:
+    """Turn Responses SSE events (plain dicts) into provider events; the message comes last."""
+    done_items: dict[int, dict[str, Any]] = {}
+    started = False
+    async for event in events:
+        kind = event.get("type", "")
+        if kind == "response.output_item.added":
+            if not started:
+                started = True
+                yield OutputStarted()
+        elif kind == "response.output_text.delta":
+            yield TextDelta(event.get("delta", ""))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            yield ReasoningDelta(event.get("delta", ""))
+        elif kind == "response.output_item.done":
+            done_items[int(event.get("output_index", len(done_items)))] = event["item"]
+        elif kind in ("response.completed", "response.incomplete"):
+            response = event.get("response") or {}
+            output = response.get("output") or [done_items[i] for i in sorted(done_items)]
+            parts = [p for item in output for p in _part_from_item(item, store)]
+            usage = response.get("usage") or {}
+            yield Completed(
+                AssistantMessage(content=parts),
+                Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+            )
+            return
+        elif kind == "response.failed":
+            response = event.get("response") or {}
+            raise _error_from_payload(response.get("error"), "the provider reported the response as failed")
+        elif kind == "error":
+            raise _error_from_payload(event, "the provider sent an error in the stream")
+    raise ProviderError("the stream ended before the response completed", retryable=True)

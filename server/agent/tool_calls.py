@@ -1,0 +1,99 @@
+"""Running one step's tool calls: approval, execution, and exactly one result per call.
+
+All of a step's results go into one `tool` message. An abort gives every call that has no result
+yet the output `aborted by the user`; a server that stops leaves a call waiting for approval
+pending in the record, which is how a suspended approval survives to the next resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Callable
+
+from .session import AgentSession
+from .tools.base import Tool
+from .tools.registry import run_tool
+from .transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
+
+ABORTED_OUTPUT = "aborted by the user"
+
+Emit = Callable[..., None]
+
+
+class ToolStepAborted(Exception):
+    """The user aborted while this step's tools ran."""
+
+
+def needs_approval(tool: Tool, approvals: str) -> bool:
+    if tool.approval is None or approvals == "auto":
+        return False
+    if approvals == "auto-edit":
+        return tool.approval == "command"
+    return True
+
+
+def describe_call(tool: Tool | None, call: ToolCallPart) -> str:
+    """One line for the approval dialog: what exactly would run or change."""
+    args = call.input if isinstance(call.input, dict) else {}
+    if tool is not None:
+        try:
+            text = tool.summary(args)
+        except Exception:  # a summary is a courtesy; never fail the call over it
+            text = ""
+        if text:
+            return text
+    shown = json.dumps(call.input, ensure_ascii=False)
+    return f"{call.tool_name} {shown[:300]}"
+
+
+def deny_pending(session: AgentSession, reason: str) -> None:
+    calls = pending_calls(session.messages)
+    if calls:
+        session.messages.append(
+            ToolMessage(
+                content=[
+                    ToolResultPart(tool_call_id=c.tool_call_id, tool_name=c.tool_name, output=reason, is_error=True)
+                    for c in calls
+                ]
+            )
+        )
+        session.changed()
+
+
+async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
+    tool = tools.get(call.tool_name)
+    if tool is None:
+        known = ", ".join(sorted(tools)) or "none"
+        return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
+    settings = session.deps.settings()
+    if needs_approval(tool, settings.approvals) and tool.name not in session.always_allowed:
+        answer = await session.deps.sink.approve(session.id, tool.name, describe_call(tool, call))
+        if answer == "deny":
+            return ToolResultPart(call.tool_call_id, call.tool_name, "denied: the user did not allow this call", True)
+        if answer == "always":
+            session.always_allowed.add(tool.name)
+    result = await run_tool(tool, session.deps.host, call.input)
+    return ToolResultPart(call.tool_call_id, call.tool_name, result.output, result.is_error)
+
+
+async def run_tool_step(session: AgentSession, emit: Emit) -> None:
+    calls = pending_calls(session.messages)
+    tools = {t.name: t for t in session.deps.tools(session)}
+    results: list[ToolResultPart] = []
+    try:
+        for call in calls:
+            result = await _run_one(session, tools, call)
+            results.append(result)
+            emit("tool_result", toolCallId=call.tool_call_id, output=result.output, isError=result.is_error)
+    except asyncio.CancelledError:
+        if not session.stopping:
+            for call in calls[len(results):]:
+                results.append(ToolResultPart(call.tool_call_id, call.tool_name, ABORTED_OUTPUT, True))
+                emit("tool_result", toolCallId=call.tool_call_id, output=ABORTED_OUTPUT, isError=True)
+        if results:
+            session.messages.append(ToolMessage(content=results))
+            session.changed()
+        raise ToolStepAborted() from None
+    session.messages.append(ToolMessage(content=results))
+

@@ -1,0 +1,104 @@
+"""Settings: PROTOCOL.md's `shiro` section, from initializationOptions, workspace/configuration and
+didChangeConfiguration, over the environment. One typed object; invalid values are logged and
+ignored (the previous value stays), never a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Literal
+
+import msgspec
+
+log = logging.getLogger(__name__)
+
+WireApi = Literal["responses", "chat", "auto"]
+Approvals = Literal["ask", "auto-edit", "auto"]
+
+
+class MemorySettings(msgspec.Struct, omit_defaults=True):
+    enabled: bool = True
+
+
+class ShortTermMemorySettings(msgspec.Struct, omit_defaults=True):
+    enabled: bool = True
+    refreshCadence: int = 5
+    renderMode: Literal["crude_summary", "supersede"] = "crude_summary"
+    crossWorkspace: bool = False
+    privacyBypass: bool = False
+    depth: int = -1
+    nudgeDepth: int = 2
+
+
+class Settings(msgspec.Struct, omit_defaults=True):
+    model: str | None = None
+    baseUrl: str | None = None
+    wireApi: WireApi = "responses"
+    supportsTools: bool = True
+    agent: str = "default"
+    compactThreshold: int = 120_000
+    memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
+    shortTermMemory: ShortTermMemorySettings = msgspec.field(default_factory=ShortTermMemorySettings)
+    approvals: Approvals = "ask"
+    maxSteps: int = 50
+
+    @property
+    def effective_model(self) -> str:
+        return self.model or os.environ.get("SHIRO_MODEL") or "gpt-5"
+
+    @property
+    def effective_base_url(self) -> str | None:
+        return self.baseUrl or os.environ.get("OPENAI_BASE_URL") or None
+
+
+def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _expand_dotted(raw: dict[str, Any]) -> dict[str, Any]:
+    """Accept `{"memory.enabled": false}` as well as the nested form PROTOCOL.md documents."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict):
+            value = _expand_dotted(value)
+        if "." in key:
+            head, _, rest = key.partition(".")
+            out = _deep_merge(out, {head: _expand_dotted({rest: value})})
+        else:
+            out = _deep_merge(out, {key: value})
+    return out
+
+
+def merge_settings(current: Settings, raw: Any) -> Settings:
+    """Apply a (partial) `shiro` section onto the current settings.
+
+    Unknown keys are ignored (clients may send more); a key with a bad value is dropped with a
+    warning so one typo does not throw away the whole section.
+    """
+    if hasattr(raw, "_asdict"):
+        raw = raw._asdict()
+    if not isinstance(raw, dict):
+        return current
+    if isinstance(raw.get("shiro"), dict):  # a whole settings object rather than the section
+        raw = raw["shiro"]
+    merged = _deep_merge(msgspec.to_builtins(current), _expand_dotted(raw))
+    try:
+        return msgspec.convert(merged, Settings)
+    except msgspec.ValidationError:
+        pass
+    result = current
+    for key, value in _expand_dotted(raw).items():
+        try:
+            result = msgspec.convert(
+                _deep_merge(msgspec.to_builtins(result), {key: value}), Settings
+            )
+        except msgspec.ValidationError as exc:
+            log.warning("ignoring setting shiro.%s: %s", key, exc)
+    return result

@@ -1,0 +1,128 @@
+"""Every wire name and payload type of shiro-neko's LSP surface, in one place (PROTOCOL.md).
+
+Command arguments are decoded with msgspec (`forbid_unknown_fields` keeps typos from silently
+doing nothing); results and notifications are built as Structs and sent as builtins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+# Commands (workspace/executeCommand)
+CHAT = "shiro.chat"
+ABORT = "shiro.abort"
+NEW_SESSION = "shiro.newSession"
+SESSIONS = "shiro.sessions"
+RESUME = "shiro.resume"
+SAVE = "shiro.save"
+COMPACT = "shiro.compact"
+TODOS = "shiro.todos"
+NOTES = "shiro.notes"
+MEMORY = "shiro.memory"
+REMEMBER = "shiro.remember"
+RECALL = "shiro.recall"
+FORGET = "shiro.forget"
+HISTORY = "shiro.history"
+STATUS = "shiro.status"
+
+# Notifications (server -> client)
+EVENT = "shiro/event"
+TODOS_NOTIFICATION = "shiro/todos"
+STATUS_NOTIFICATION = "shiro/status"
+
+# Custom request (server -> client), offered by the VS Code extension
+SAVE_DOCUMENTS = "shiro/saveDocuments"
+
+# Approval dialog actions, titled exactly so
+ALLOW = "Allow"
+ALWAYS_ALLOW = "Always allow"
+DENY = "Deny"
+
+TurnStatus = Literal["completed", "aborted", "error"]
+
+
+class _Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class ChatArgs(_Args):
+    prompt: str
+    sessionId: str | None = None
+    workspace: str | None = None
+
+
+class SessionArgs(_Args):
+    sessionId: str | None = None
+    workspace: str | None = None
+
+
+class NewSessionArgs(_Args):
+    private: bool = False
+    workspace: str | None = None
+
+
+class WorkspaceArgs(_Args):
+    workspace: str | None = None
+
+
+class ChatResult(msgspec.Struct, omit_defaults=True):
+    sessionId: str
+    turnId: str
+    status: TurnStatus
+    text: str
+    error: str | None = None
+
+
+class AbortResult(msgspec.Struct):
+    aborted: bool
+    clearedQueued: int
+
+
+class NewSessionResult(msgspec.Struct):
+    sessionId: str
+
+
+class HistoryResult(msgspec.Struct):
+    prompts: list[str]
+
+
+class StatusPayload(msgspec.Struct):
+    sessionId: str
+    contextTokens: int
+    contextThreshold: int
+    contextPercent: float
+    level: Literal["normal", "amber", "red"]
+    provider: str
+    model: str
+    inputTokens: int
+    outputTokens: int
+    costUsd: float | None
+    running: bool
+    queued: int
+
+
+def decode_args(args: tuple[Any, ...], kind: type[_Args]) -> _Args:
+    """Decode the one JSON object a command takes; an omitted argument means `{}`.
+
+    Raises ValueError with a message a person can act on; the caller maps it to InvalidParams.
+    """
+    if len(args) > 1:
+        raise ValueError(f"expected one JSON object as the only argument, got {len(args)} arguments")
+    raw = args[0] if args else {}
+    if raw is None:
+        raw = {}
+    if hasattr(raw, "_asdict"):  # pygls hands unknown objects over as namedtuples
+        raw = raw._asdict()
+    if not isinstance(raw, dict):
+        raise ValueError(f"expected a JSON object as the argument, got {type(raw).__name__}")
+    try:
+        return msgspec.convert(raw, kind)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"invalid arguments: {exc}") from None
+
+
+def to_wire(obj: Any) -> Any:
+    """pygls cannot serialise a Struct; hand it builtins."""
+    return msgspec.to_builtins(obj)
