@@ -1,0 +1,115 @@
+"""Project instruction files (AGENTS.md, else CLAUDE.md) for the system prompt.
+
+Read from the workspace root and from every directory between the root and each file the agent
+works on, root first and the nearest directory last, so the most specific instructions come last
+and read as overriding the general ones. Per directory, `AGENTS.md` wins and `CLAUDE.md` is the
+fallback for projects that only have that one.
+
+The total is capped at 32 KiB (UTF-8 bytes, the note included) because it is resent on every
+step. When the cap is hit, the end is cut (the nearest, most specific files go first: the root's
+general rules are what every request needs) and a note says so, naming what was left out, so the
+model knows it is not seeing everything and can read the rest with read_file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+CAP_BYTES = 32 * 1024
+FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
+HEADING = "Project instructions (from the files below; later, nearer ones take precedence):"
+# Room kept for the truncation note; the note is built to stay under it.
+_NOTE_ROOM = 600
+
+
+def _chain(root: Path, target: Path) -> list[Path]:
+    """Directories from `root` down to `target`'s directory (or `target` itself, a directory)."""
+    directory = target if target.is_dir() else target.parent
+    try:
+        relative = directory.relative_to(root)
+    except ValueError:
+        return []  # outside the workspace: its instructions are not this project's
+    chain = [root]
+    for part in relative.parts:
+        chain.append(chain[-1] / part)
+    return chain
+
+
+def instruction_dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
+    """Root first, then each touched file's chain in order, each directory once."""
+    root = root.resolve()
+    ordered: list[Path] = [root]
+    for path in touched:
+        target = (root / path).resolve()  # `root / absolute` is the absolute path
+        for directory in _chain(root, target):
+            if directory not in ordered:
+                ordered.append(directory)
+    return ordered
+
+
+def _instruction_file(directory: Path) -> Path | None:
+    for name in FILE_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def collect_instructions(root: Path, touched: Iterable[Path] = ()) -> str:
+    """The instruction block for the system prompt, or "" when no directory has a file."""
+    root = root.resolve()
+    sections: list[tuple[str, str]] = []
+    for directory in instruction_dirs(root, touched):
+        found = _instruction_file(directory)
+        if found is None:
+            continue
+        try:
+            with found.open("rb") as handle:
+                data = handle.read(CAP_BYTES + 1)  # more than this could never be shown anyway
+        except OSError:
+            continue  # unreadable: skip it rather than fail the whole request
+        text = data.decode("utf-8", errors="replace").strip()
+        if text:
+            sections.append((found.relative_to(root).as_posix(), text))
+    if not sections:
+        return ""
+    parts = [HEADING]
+    for label, text in sections:
+        parts.append(f"--- {label} ---\n{text}")
+    full = "\n\n".join(parts)
+    if len(full.encode("utf-8")) <= CAP_BYTES:
+        return full
+    return _truncate(parts, sections)
+
+
+def _truncate(parts: list[str], sections: list[tuple[str, str]]) -> str:
+    budget = CAP_BYTES - _NOTE_ROOM
+    kept: list[str] = []
+    used = 0
+    cut_label = ""
+    omitted_after = 0
+    for index, part in enumerate(parts):
+        size = len(part.encode("utf-8")) + (2 if kept else 0)
+        if used + size <= budget:
+            kept.append(part)
+            used += size
+            continue
+        room = budget - used - (2 if kept else 0)
+        head = part.encode("utf-8")[: max(room, 0)].decode("utf-8", errors="ignore")
+        newline = head.rfind("\n")
+        if newline > 0:
+            head = head[:newline]  # end on a whole line so no instruction is cut mid-sentence
+        if head.strip():
+            kept.append(head)
+        section_index = index - 1  # parts[0] is the heading
+        cut_label = sections[section_index][0]
+        omitted_after = len(sections) - section_index - 1
+        break
+    later = f" and {omitted_after} later file{'s' if omitted_after != 1 else ''}" if omitted_after else ""
+    label = cut_label if len(cut_label) <= 200 else "…" + cut_label[-199:]
+    note = (
+        f"[instructions truncated: project instructions are capped at {CAP_BYTES // 1024} KiB; "
+        f"the rest of {label}{later} was left out. Read them with read_file when they matter.]"
+    )
+    return "\n\n".join(kept + [note])

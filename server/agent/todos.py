@@ -1,0 +1,136 @@
+"""The task list: what the agent is doing in this turn, re-rendered into every step's system prompt.
+
+`todo_write` replaces the whole list each call (no partial edits to get out of sync). It is saved
+with the session as `notebook.todos` (PROTOCOL.md) and survives pruning and /compact because it
+lives in the system prompt, not in the messages.
+
+Decisions the spec left open:
+- An empty list renders as "" (there is no bar worth drawing for 0/0), and its prompt block is ""
+  too, so a session without a plan adds nothing to the prompt.
+- A note is shown only on blocked tasks, as PROTOCOL.md's `rendered` format has it; notes on other
+  tasks are kept in the record but not drawn.
+- Text is normalised rather than refused: runs of white space (line breaks included) become one
+  space, because a rendered task must stay on one line and a retry would cost the model a step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+import msgspec
+
+TodoStatus = Literal["pending", "in_progress", "completed", "blocked"]
+STATUSES: tuple[str, ...] = get_args(TodoStatus)
+
+BAR_WIDTH = 24
+PROMPT_HEADING = "Current task list (update it with todo_write):"
+
+_MARKS: dict[str, str] = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]", "blocked": "[!]"}
+
+
+class Todo(msgspec.Struct, omit_defaults=True):
+    """One task as stored in the session record: `{"content", "status", "note"?}`."""
+
+    content: str
+    status: TodoStatus
+    note: str | None = None
+
+
+class TodoInvalid(ValueError):
+    """Bad `todo_write` input; `str(err)` names the item and what is wrong with it."""
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def validate_todos(raw: Any) -> list[Todo]:
+    """Check a decoded JSON value (a list of `{content, status, note?}`) and build the list."""
+    if not isinstance(raw, list):
+        raise TodoInvalid(f"todos must be a list of {{content, status, note?}} objects, got {type(raw).__name__}")
+    todos: list[Todo] = []
+    for index, item in enumerate(raw):
+        where = f"todos[{index}]"
+        if not isinstance(item, dict):
+            raise TodoInvalid(f"{where} must be an object with content and status, got {type(item).__name__}")
+        unknown = sorted(set(item) - {"content", "status", "note"})
+        if unknown:
+            raise TodoInvalid(f"{where} has unknown field(s) {', '.join(unknown)}; allowed: content, status, note")
+        content = item.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise TodoInvalid(f"{where}.content must be a non-empty string saying what the task is")
+        status = item.get("status")
+        if status not in STATUSES:
+            raise TodoInvalid(f"{where}.status is {status!r}; use one of {', '.join(STATUSES)}")
+        note = item.get("note")
+        if note is not None and not isinstance(note, str):
+            raise TodoInvalid(f"{where}.note must be a string when given")
+        note_text = _one_line(note) if note else ""
+        todos.append(Todo(content=_one_line(content), status=status, note=note_text or None))
+    return todos
+
+
+def todo_warnings(todos: list[Todo]) -> list[str]:
+    """Advice the model reads with the tool result; the list is accepted either way."""
+    warnings: list[str] = []
+    in_progress = sum(1 for t in todos if t.status == "in_progress")
+    pending = sum(1 for t in todos if t.status == "pending")
+    if in_progress > 1:
+        warnings.append(
+            f"{in_progress} tasks are in_progress; keep exactly one in_progress and the others pending"
+        )
+    if in_progress == 0 and pending:
+        warnings.append(
+            f"nothing is in_progress while {pending} task{'s are' if pending != 1 else ' is'} pending; "
+            "mark the one you are working on in_progress"
+        )
+    for todo in todos:
+        if todo.status == "blocked" and not todo.note:
+            warnings.append(f"blocked task {todo.content!r} has no note; add a note saying what blocks it")
+    return warnings
+
+
+def render_todos(todos: list[Todo]) -> str:
+    """PROTOCOL.md's `rendered` text: the progress line, then one line per task; "" when empty."""
+    if not todos:
+        return ""
+    total = len(todos)
+    done = sum(1 for t in todos if t.status == "completed")
+    blocked = sum(1 for t in todos if t.status == "blocked")
+    filled = round(BAR_WIDTH * done / total)
+    head = f"tasks {'#' * filled}{'.' * (BAR_WIDTH - filled)} {done}/{total}"
+    if blocked:
+        head += f"  {blocked} blocked"
+    lines = [head]
+    for todo in todos:
+        line = f"{_MARKS[todo.status]} {todo.content}"
+        if todo.status == "blocked" and todo.note:
+            line += f"  ({todo.note})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def render_todos_for_prompt(todos: list[Todo]) -> str:
+    """The system prompt block, rebuilt on every step; "" when there is no list."""
+    rendered = render_todos(todos)
+    return f"{PROMPT_HEADING}\n{rendered}" if rendered else ""
+
+
+class TaskList(msgspec.Struct):
+    """A session's list, shaped like its record's `notebook` object: `{"todos": [...]}`."""
+
+    todos: list[Todo] = []
+
+    def replace(self, raw: Any) -> list[str]:
+        """`todo_write`: validate, replace the whole list, return the warnings."""
+        self.todos = validate_todos(raw)
+        return todo_warnings(self.todos)
+
+    def warnings(self) -> list[str]:
+        return todo_warnings(self.todos)
+
+    def render(self) -> str:
+        return render_todos(self.todos)
+
+    def render_for_prompt(self) -> str:
+        return render_todos_for_prompt(self.todos)

@@ -1,0 +1,524 @@
+"""Project memory: durable one-line notes about a codebase, kept per workspace across sessions.
+
+File format (PROTOCOL.md): `{"entries": [{"kind", "text", "hits", "createdAt", "lastUsedAt"?}]}`
+at `memory/<workspace key>.json`. Timestamps are ISO 8601 UTC with a `Z`.
+
+Concurrency: two processes (two editor windows on one folder) may write the same file. Every
+operation takes `<file>.lock`, re-reads the file, applies its change to what it read and replaces
+the file atomically, so one process never writes back a stale copy over the other's entries.
+
+A corrupt file is copied aside to `<name>.corrupt-<UTC digits>` the first time it is seen (before
+anything could rewrite it), warned about once per process, and then read as an empty store. The
+next change writes a fresh file; the old notes stay in the copy for a person to recover.
+
+Decisions that the spec left open, documented once here:
+
+- "Recent" in `recall` means last touched: `lastUsedAt`, else `createdAt`, as it was before this
+  recall stamped anything (stamping all matches with one instant would make the order meaningless).
+  Every match counts as a hit, also the ones beyond the 15 returned: the query named them.
+- "Newest" in the prompt block means `createdAt` (PROTOCOL.md: hit count descending, then newest
+  first). Equal timestamps fall back to file order, later written = newer.
+- Recall terms are matched against the note text only, not the kind, so a term like "fact" does
+  not match every fact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal, get_args
+
+import filelock
+import msgspec
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["fact", "decision", "gotcha", "command"]
+KINDS: tuple[str, ...] = get_args(Kind)
+
+MAX_TEXT_CHARS = 400
+MAX_ENTRIES = 300
+RECALL_LIMIT = 15
+PROMPT_LIMIT = 20
+# Compaction is a rewrite of everything the agent learned; on a small store it is not worth the
+# risk, so it is a deliberate no-op until the store is past this size (strictly more than 60).
+COMPACT_MIN_ENTRIES = 60
+COMPACT_MIN_UNUSED = 2
+
+MEMORY_HEADER = (
+    "What you learned about this project in earlier sessions. Trust it, but verify anything "
+    "that contradicts what you can see in the code now:"
+)
+
+
+class MemoryEntry(msgspec.Struct, rename="camel", omit_defaults=True):
+    kind: Kind
+    text: str
+    hits: int
+    created_at: str
+    last_used_at: str | None = None
+
+
+class MemoryFile(msgspec.Struct):
+    entries: list[MemoryEntry] = []
+
+
+class CompactionResult(msgspec.Struct, omit_defaults=True):
+    """What `shiro.memory` answers: `{ran, reason?, before, after}` (entry counts)."""
+
+    ran: bool
+    before: int
+    after: int
+    reason: str | None = None
+
+
+# --- refusals -------------------------------------------------------------------------------------
+
+
+class MemoryRefused(Exception):
+    """A request the store will not carry out; `str(err)` is the reason, written for a person."""
+
+
+class MemoryDisabled(MemoryRefused):
+    def __init__(self) -> None:
+        super().__init__("project memory is disabled (memory.enabled = false)")
+
+
+class UnknownKind(MemoryRefused):
+    def __init__(self, kind: object) -> None:
+        super().__init__(f"unknown kind {kind!r}: use one of {', '.join(KINDS)}")
+
+
+class EmptyText(MemoryRefused):
+    def __init__(self) -> None:
+        super().__init__("the note is empty: write one self-contained line")
+
+
+class NotOneLine(MemoryRefused):
+    def __init__(self) -> None:
+        super().__init__(
+            "the note must be one line: put it in one self-contained line without line breaks, "
+            "or remember several notes"
+        )
+
+
+class TooLong(MemoryRefused):
+    def __init__(self, length: int) -> None:
+        super().__init__(
+            f"the note is {length} characters, over the {MAX_TEXT_CHARS}-character limit: "
+            "shorten it to one self-contained line"
+        )
+
+
+class Duplicate(MemoryRefused):
+    def __init__(self, existing: MemoryEntry) -> None:
+        super().__init__(f"already stored: ({existing.kind}) {existing.text}")
+        self.existing = existing
+
+
+class StoreFull(MemoryRefused):
+    def __init__(self) -> None:
+        super().__init__(f"the store holds {MAX_ENTRIES} entries; forget some first")
+
+
+class EmptyForget(MemoryRefused):
+    def __init__(self) -> None:
+        super().__init__(
+            "forget needs a non-empty text: every note containing it is removed, so an empty "
+            "text would remove them all"
+        )
+
+
+class EmptyRecall(MemoryRefused):
+    def __init__(self) -> None:
+        super().__init__("recall needs at least one search term")
+
+
+class MemoryBusy(MemoryRefused):
+    def __init__(self, lock_path: Path) -> None:
+        super().__init__(f"project memory is busy (another process holds {lock_path}); try again")
+
+
+# --- small helpers --------------------------------------------------------------------------------
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _parse_time(value: str | None) -> datetime:
+    """Timestamps written by other tools may differ in form; an unreadable one sorts as oldest."""
+    if not value:
+        return _EPOCH
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return _EPOCH
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def fold(text: str) -> str:
+    """The duplicate key: case and runs of white space do not make two notes different."""
+    return " ".join(text.split()).casefold()
+
+
+_LINE_BREAK = re.compile(r"[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def check_note(kind: object, text: object) -> tuple[Kind, str]:
+    """Validate a note as `remember` and compaction both require; returns (kind, stripped text)."""
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise UnknownKind(kind)
+    if not isinstance(text, str) or not text.strip():
+        raise EmptyText()
+    # Any line break is refused, a trailing one too: the rule is "one line" and a silent fix-up
+    # would teach nothing.
+    if _LINE_BREAK.search(text):
+        raise NotOneLine()
+    stripped = text.strip()
+    if len(stripped) > MAX_TEXT_CHARS:
+        raise TooLong(len(stripped))
+    return kind, stripped  # type: ignore[return-value]  # narrowed by the KINDS check
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Temp file in the same directory, fsync, rename: a reader sees the old or the new file.
+
+    Private stand-in for `state/atomic.write_atomic`, which was not in the tree yet."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:  # make the rename itself durable; not every platform lets a directory be opened
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+_decoder = msgspec.json.Decoder(MemoryFile)
+_encoder = msgspec.json.Encoder()
+
+# (resolved path, sha256 of the bad bytes) already copied aside and warned about in this process.
+_corrupt_seen: set[tuple[str, str]] = set()
+
+
+# --- ordering -------------------------------------------------------------------------------------
+
+
+def _newest_first(entries: Sequence[MemoryEntry], when: Callable[[MemoryEntry], str | None]) -> list[int]:
+    """Indices of `entries`, newest first by `when`; ties go to the later position in the file."""
+    return sorted(range(len(entries)), key=lambda i: (_parse_time(when(entries[i])), i), reverse=True)
+
+
+def prompt_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+    """Hit count descending, then newest (by `createdAt`) first."""
+    by_new = _newest_first(entries, lambda e: e.created_at)
+    rank = {index: position for position, index in enumerate(by_new)}
+    return [entries[i] for i in sorted(range(len(entries)), key=lambda i: (-entries[i].hits, rank[i]))]
+
+
+def render_memory_block(entries: Sequence[MemoryEntry]) -> str:
+    """The system prompt block: the header, then `- (kind) text` for the top 20; "" when empty."""
+    if not entries:
+        return ""
+    lines = [MEMORY_HEADER]
+    lines.extend(f"- ({entry.kind}) {entry.text}" for entry in prompt_order(entries)[:PROMPT_LIMIT])
+    return "\n".join(lines)
+
+
+# --- the store ------------------------------------------------------------------------------------
+
+
+class ProjectMemory:
+    """One workspace's memory file. Holds no entries in memory: every call reads the file."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+        lock_timeout: float = 30.0,
+    ) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self._clock = clock
+        self._lock = filelock.FileLock(str(self.lock_path), timeout=lock_timeout)
+
+    # reading and writing, always under the lock
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()
+        except filelock.Timeout as err:
+            raise MemoryBusy(self.lock_path) from err
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def _read(self) -> list[MemoryEntry]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        if not data.strip():
+            return []  # nothing there to lose, so nothing to copy aside
+        try:
+            return _decoder.decode(data).entries
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            self._set_aside(data)
+            return []
+
+    def _set_aside(self, data: bytes) -> None:
+        seen = (str(self.path.resolve()), hashlib.sha256(data).hexdigest())
+        if seen in _corrupt_seen:
+            return
+        digits = self._clock().astimezone(timezone.utc).strftime("%Y%m%d%H%M%S%f")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{digits}")
+        # A copy, not a move: the file "is kept as it is" until a change replaces it.
+        shutil.copyfile(self.path, aside)
+        _corrupt_seen.add(seen)
+        log.warning("project memory file %s is corrupt; copied it to %s and treating it as empty", self.path, aside)
+
+    def _write(self, entries: list[MemoryEntry]) -> None:
+        _write_atomic(self.path, _encoder.encode(MemoryFile(entries=entries)))
+
+    # public operations
+
+    def entries(self) -> list[MemoryEntry]:
+        """Every entry in file order (oldest written first)."""
+        with self._locked():
+            return self._read()
+
+    def render_block(self) -> str:
+        return render_memory_block(self.entries())
+
+    def remember(self, kind: str, text: str) -> MemoryEntry:
+        kind_checked, stripped = check_note(kind, text)
+        key = fold(stripped)
+        with self._locked():
+            entries = self._read()
+            for existing in entries:
+                if fold(existing.text) == key:
+                    raise Duplicate(existing)
+            if len(entries) >= MAX_ENTRIES:
+                raise StoreFull()
+            entry = MemoryEntry(kind=kind_checked, text=stripped, hits=0, created_at=_stamp(self._clock()))
+            entries.append(entry)
+            self._write(entries)
+            return entry
+
+    def recall(self, terms: str | Iterable[str]) -> list[MemoryEntry]:
+        """Entries containing every term (case-insensitive), 15 most recently touched first."""
+        words = terms.split() if isinstance(terms, str) else [w for t in terms for w in t.split()]
+        if not words:
+            raise EmptyRecall()
+        folded = [w.casefold() for w in words]
+        with self._locked():
+            entries = self._read()
+            # AND, not OR, on purpose: "migration seed order" should find the one note about that,
+            # not every note mentioning any of the three words.
+            matched = [i for i, e in enumerate(entries) if all(w in e.text.casefold() for w in folded)]
+            if not matched:
+                return []
+            recency = _newest_first([entries[i] for i in matched], lambda e: e.last_used_at or e.created_at)
+            now = _stamp(self._clock())
+            for i in matched:
+                entries[i].hits += 1
+                entries[i].last_used_at = now
+            self._write(entries)
+            return [entries[matched[j]] for j in recency[:RECALL_LIMIT]]
+
+    def forget(self, text: str) -> int:
+        """Remove every entry containing `text` (case-insensitive); returns how many went."""
+        if not isinstance(text, str) or not text.strip():
+            raise EmptyForget()
+        needle = text.strip().casefold()
+        with self._locked():
+            entries = self._read()
+            kept = [e for e in entries if needle not in e.text.casefold()]
+            removed = len(entries) - len(kept)
+            if removed:
+                self._write(kept)
+            return removed
+
+    def compaction_skip_reason(self) -> str | None:
+        return compaction_skip_reason(self.entries())
+
+    async def compact(self, ask: Callable[[str, str], Awaitable[str]]) -> CompactionResult:
+        """The whole `/memory` flow: `ask(instructions, user_text)` is the tool-less side request."""
+        entries = self.entries()
+        reason = compaction_skip_reason(entries)
+        if reason:
+            return CompactionResult(ran=False, reason=reason, before=len(entries), after=len(entries))
+        instructions, user_text = build_compaction_request(entries)
+        reply = await ask(instructions, user_text)
+        return apply_compaction_reply(self, reply, sent=[e for e in entries if e.hits == 0])
+
+
+# --- compaction -----------------------------------------------------------------------------------
+
+
+def compaction_skip_reason(entries: Sequence[MemoryEntry]) -> str | None:
+    """Why `/memory` would do nothing now, or None when it may run."""
+    if len(entries) <= COMPACT_MIN_ENTRIES:
+        return (
+            f"the store has {len(entries)} entries; compaction only runs past {COMPACT_MIN_ENTRIES}, "
+            "so nothing was changed"
+        )
+    unused = sum(1 for e in entries if e.hits == 0)
+    if unused < COMPACT_MIN_UNUSED:
+        return (
+            f"only {unused} entr{'y has' if unused == 1 else 'ies have'} never been recalled; merging needs "
+            f"at least {COMPACT_MIN_UNUSED}, and recalled entries are kept verbatim, so nothing was changed"
+        )
+    return None
+
+
+_COMPACTION_INSTRUCTIONS = f"""You maintain a coding agent's project memory: short notes about one codebase.
+Merge the notes under "Notes to merge" into fewer, better notes.
+
+- Combine notes that say the same thing or overlap into one note.
+- Drop a note only when another note (merged or kept) already says it, or it is contradicted by a newer one.
+- Keep every distinct fact, decision, gotcha and command; do not invent anything.
+- Each note is one self-contained line of at most {MAX_TEXT_CHARS} characters that makes sense without any conversation.
+- kind is one of: {", ".join(KINDS)}.
+- Do not repeat the notes under "Kept notes": they are kept verbatim anyway.
+- Return no more notes than you were given to merge.
+
+Reply with JSON only, exactly this shape and nothing else:
+{{"entries": [{{"kind": "fact", "text": "..."}}]}}"""
+
+
+def build_compaction_request(entries: Sequence[MemoryEntry]) -> tuple[str, str]:
+    """(instructions, user_text) for the side request; only never-recalled entries are sent to merge."""
+    unused = [{"kind": e.kind, "text": e.text} for e in entries if e.hits == 0]
+    kept = [{"kind": e.kind, "text": e.text} for e in entries if e.hits > 0]
+    user_text = (
+        "Notes to merge:\n"
+        + json.dumps({"entries": unused}, ensure_ascii=False, indent=1)
+        + "\n\nKept notes (context only, do not return them):\n"
+        + json.dumps({"entries": kept}, ensure_ascii=False, indent=1)
+    )
+    return _COMPACTION_INSTRUCTIONS, user_text
+
+
+class _ReplyEntry(msgspec.Struct, forbid_unknown_fields=True):
+    kind: str
+    text: str
+
+
+class _Reply(msgspec.Struct, forbid_unknown_fields=True):
+    entries: list[_ReplyEntry]
+
+
+_reply_decoder = msgspec.json.Decoder(_Reply)
+_FENCE = re.compile(r"^```[A-Za-z]*\n(.*)\n```$", re.DOTALL)
+
+
+class BadCompactionReply(ValueError):
+    pass
+
+
+def parse_compaction_reply(reply_text: str, max_entries: int) -> list[tuple[Kind, str]]:
+    """The model's merged notes, or BadCompactionReply: any flaw rejects the whole reply."""
+    body = reply_text.strip()
+    fenced = _FENCE.match(body)  # one wrapping code fence is the only leniency
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        reply = _reply_decoder.decode(body)
+    except msgspec.DecodeError as err:
+        raise BadCompactionReply(f"the reply is not the expected JSON: {err}") from err
+    if not reply.entries:
+        # An empty list parses, but accepting it would delete every unused note.
+        raise BadCompactionReply("the reply has no entries")
+    if len(reply.entries) > max_entries:
+        raise BadCompactionReply(f"the reply has {len(reply.entries)} entries for {max_entries} sent")
+    notes: list[tuple[Kind, str]] = []
+    for position, item in enumerate(reply.entries):
+        try:
+            notes.append(check_note(item.kind, item.text))
+        except MemoryRefused as err:
+            raise BadCompactionReply(f"entry {position}: {err}") from err
+    return notes
+
+
+def apply_compaction_reply(
+    store: ProjectMemory,
+    reply_text: str,
+    *,
+    sent: Sequence[MemoryEntry] | None = None,
+) -> CompactionResult:
+    """Replace the merged entries with the model's notes; leave the file untouched on any doubt.
+
+    `sent` is the entries whose merge the model was asked for (the unused ones passed to
+    `build_compaction_request`). When omitted, the unused entries in the file now are taken: right
+    when nothing else wrote in between, which the caller ensures by not awaiting anything else.
+    Entries that appeared, or were recalled, since the request are kept verbatim either way.
+    """
+    with store._locked():
+        entries = store._read()
+        before = len(entries)
+        reason = compaction_skip_reason(entries)
+        if reason:
+            return CompactionResult(ran=False, reason=reason, before=before, after=before)
+        sent_entries = [e for e in entries if e.hits == 0] if sent is None else list(sent)
+        sent_keys = {(e.kind, fold(e.text), e.created_at) for e in sent_entries}
+        try:
+            notes = parse_compaction_reply(reply_text, max(len(sent_entries), 1))
+        except BadCompactionReply as err:
+            log.warning("memory compaction reply rejected: %s", err)
+            return CompactionResult(
+                ran=False,
+                reason=f"the model's reply could not be used ({err}); the store was left untouched",
+                before=before,
+                after=before,
+            )
+        # Recalled entries are never merged: the rule that makes compaction safe to run at all.
+        kept = [e for e in entries if e.hits > 0 or (e.kind, fold(e.text), e.created_at) not in sent_keys]
+        seen = {fold(e.text) for e in kept}
+        now = _stamp(store._clock())
+        merged: list[MemoryEntry] = []
+        for kind, text in notes:
+            if fold(text) in seen:
+                continue  # the model repeated a kept note or itself
+            seen.add(fold(text))
+            merged.append(MemoryEntry(kind=kind, text=text, hits=0, created_at=now))
+        result = (kept + merged)[:MAX_ENTRIES]
+        store._write(result)
+        return CompactionResult(ran=True, before=before, after=len(result))
