@@ -1,0 +1,278 @@
+"""list_files and grep.
+
+Both walk the workspace on the event loop thread (so they may ask the host for open buffers, and an
+abort cancels them between files), handing control back to the loop every few milliseconds so the
+language server stays responsive during a walk of a large tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from .base import Tool, ToolError, ToolHost, ToolResult
+from .files import looks_binary
+from .output_cap import cap_output
+from .workspace_paths import resolve_workspace_path, workspace_relative
+
+# Directories that are tooling state, never what the user means by "the code".
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj",
+        "node_modules", "bower_components",
+        ".venv", "venv", ".tox", ".nox", ".eggs",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+        ".cache", ".next", ".nuxt", ".turbo", ".parcel-cache", ".gradle", ".idea", ".vs",
+    }
+)
+MAX_LIST_ENTRIES = 1000
+MAX_GREP_MATCHES = 500
+MAX_GREP_LINE_CHARS = 300
+# Bigger files are generated data or logs; scanning them costs much and finds little.
+MAX_GREP_FILE_BYTES = 5_000_000
+_YIELD_EVERY_S = 0.02
+
+
+def _skipped(name: str) -> bool:
+    return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+class _Ticker:
+    """Hands control back to the event loop every few milliseconds of walking."""
+
+    def __init__(self) -> None:
+        self._last = time.monotonic()
+
+    async def tick(self) -> None:
+        if time.monotonic() - self._last >= _YIELD_EVERY_S:
+            await asyncio.sleep(0)
+            self._last = time.monotonic()
+
+
+def _walk_files(start: Path) -> Iterator[Path]:
+    """Every file below `start` (links to files included, linked directories not followed)."""
+    if start.is_file():
+        yield start
+        return
+    # Skipping applies below the start only: asking for node_modules/x by name still works.
+    for dirpath, dirnames, filenames in os.walk(start, onerror=lambda _err: None):
+        dirnames[:] = sorted(d for d in dirnames if not _skipped(d))
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+def _glob_segment(segment: str) -> str:
+    out, i = [], 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            # A ']' right after '[' (or '[!') belongs to the class, as in shells.
+            first = i + 2 if segment.startswith("[!", i) else i + 1
+            close = segment.find("]", first + 1)
+            if close < 0:
+                out.append(re.escape(c))
+            else:
+                body = segment[first:close]
+                # Escape what Python's re would read as nesting or set operations.
+                body = "".join("\\" + ch if ch in "\\[&~|" else ch for ch in body)
+                out.append("[" + ("^" if first == i + 2 else "") + body + "]")
+                i = close
+        elif c == "{" and "}" in segment[i:]:
+            close = segment.index("}", i)
+            out.append("(?:" + "|".join(_glob_segment(alt) for alt in segment[i + 1 : close].split(",")) + ")")
+            i = close
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def compile_glob(pattern: str) -> tuple[re.Pattern[str], bool]:
+    """A regex for `pattern`, and whether it matches the file name alone (no '/' in the pattern).
+
+    `**` spans any number of directories, `*` and `?` stay within one name, `[abc]` and `{a,b}`
+    work as in shells. A pattern without '/' matches a file name at any depth, like .gitignore."""
+    pattern = pattern.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    pattern = pattern.lstrip("/") or "**"
+    if "/" not in pattern and pattern != "**":
+        return re.compile(_glob_segment(pattern)), True
+    parts = pattern.split("/")
+    regex = ""
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == "**":
+            regex += ".*" if last else "(?:[^/]+/)*"
+        else:
+            regex += _glob_segment(part) + ("" if last else "/")
+    return re.compile(regex), False
+
+
+def _glob_matcher(pattern: str | None) -> Any:
+    if not pattern:
+        return lambda rel: True
+    try:
+        regex, name_only = compile_glob(pattern)
+    except (re.error, ValueError) as exc:
+        raise ToolError(f"invalid glob pattern '{pattern}': {exc}") from None
+    if name_only:
+        return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+    return lambda rel: regex.fullmatch(rel) is not None
+
+
+def _start(host: ToolHost, raw: str | None) -> tuple[Path, str]:
+    start = resolve_workspace_path(host.root, raw or ".")
+    shown = workspace_relative(host.root, start)
+    if not start.exists():
+        raise ToolError(f"path not found: '{shown}'")
+    return start, shown
+
+
+async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    start, shown = _start(host, args.get("path"))
+    matches = _glob_matcher(args.get("pattern") or "**/*")
+    base = start if start.is_dir() else start.parent
+    ticker, found = _Ticker(), []
+    for file in _walk_files(start):
+        await ticker.tick()
+        if matches(file.relative_to(base).as_posix()):
+            found.append(workspace_relative(host.root, file))
+    if not found:
+        return ToolResult(f"no files match '{args.get('pattern') or '**/*'}' in '{shown}'")
+    found.sort()
+    body = "\n".join(found[:MAX_LIST_ENTRIES])
+    if len(found) > MAX_LIST_ENTRIES:
+        body += (
+            f"\n[... listing cut: showing {MAX_LIST_ENTRIES:,} of {len(found):,} files; "
+            "narrow it with pattern or path ...]"
+        )
+    return ToolResult(cap_output(body))
+
+
+def _grep_text(host: ToolHost, file: Path, root_real: str) -> str | None:
+    """The text to search: the open buffer, else the disk file; None for what cannot be searched."""
+    buffered = host.open_document_text(file)
+    if buffered is not None:
+        return buffered
+    try:
+        if file.is_symlink() and not os.path.realpath(file).startswith(root_real + os.sep):
+            return None  # a link out of the workspace: its content is not ours to show
+        if file.stat().st_size > MAX_GREP_FILE_BYTES:
+            return None
+        data = file.read_bytes()
+    except OSError:
+        return None
+    if looks_binary(data):
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _compile_regex(pattern: str, case_insensitive: bool) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+async def _grep(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    regex = _compile_regex(args["pattern"], bool(args.get("case_insensitive")))
+    start, shown = _start(host, args.get("path"))
+    matches = _glob_matcher(args.get("glob"))
+    base = start if start.is_dir() else start.parent
+    root_real = os.path.realpath(host.root)
+    ticker, lines, total = _Ticker(), [], 0
+    for file in _walk_files(start):
+        await ticker.tick()
+        if not matches(file.relative_to(base).as_posix()):
+            continue
+        text = _grep_text(host, file, root_real)
+        if text is None:
+            continue
+        rel = workspace_relative(host.root, file)
+        for number, line in enumerate(text.split("\n"), start=1):
+            if regex.search(line) is None:
+                continue
+            total += 1
+            if total <= MAX_GREP_MATCHES:
+                line = line.rstrip("\r")
+                if len(line) > MAX_GREP_LINE_CHARS:
+                    line = line[:MAX_GREP_LINE_CHARS] + "..."
+                lines.append(f"{rel}:{number}: {line}")
+    if not lines:
+        return ToolResult(f"no matches for {args['pattern']!r} in '{shown}'")
+    body = "\n".join(lines)
+    if total > MAX_GREP_MATCHES:
+        body += (
+            f"\n[... matches cut: showing {MAX_GREP_MATCHES} of {total:,}; "
+            "narrow it with path, glob or a more specific pattern ...]"
+        )
+    return ToolResult(cap_output(body))
+
+
+_SKIP_DOC = "Directories such as .git, node_modules, .venv and __pycache__ are skipped."
+
+LIST_FILES = Tool(
+    name="list_files",
+    description=(
+        "List files in the workspace whose path matches a glob pattern, as sorted paths relative "
+        "to the workspace root. '**' matches any number of directories, '*' any part of a name, "
+        "'{a,b}' alternatives; a pattern without '/' (such as '*.py') matches file names at any "
+        f"depth. {_SKIP_DOC} At most {MAX_LIST_ENTRIES:,} entries are shown."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "pattern": {
+                "type": "string",
+                "description": "Glob matched against paths relative to `path`. Default '**/*' (everything).",
+            },
+            "path": {
+                "type": "string",
+                "description": "Directory to list, relative to the workspace root. Default: the root.",
+            },
+        },
+        "required": [],
+        "additionalProperties": False,
+    },
+    run=_list_files,
+    summary=lambda args: f"list {args.get('pattern') or '**/*'} in {args.get('path') or '.'}",
+)
+
+GREP = Tool(
+    name="grep",
+    description=(
+        "Search file contents with a Python regular expression, line by line. Output lines look "
+        "like 'path:line: text' (path relative to the workspace root, line numbers from 1). Open "
+        f"editor buffers are searched with their unsaved text. {_SKIP_DOC} Binary files are "
+        f"skipped. At most {MAX_GREP_MATCHES} matches are shown."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Python regular expression (re module syntax)."},
+            "path": {
+                "type": "string",
+                "description": "File or directory to search, relative to the workspace root. Default: the root.",
+            },
+            "glob": {
+                "type": "string",
+                "description": "Only search files whose path relative to `path` matches this glob, "
+                "e.g. '*.py' or 'src/**/*.ts'.",
+            },
+            "case_insensitive": {"type": "boolean", "description": "Ignore case. Default false."},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+    run=_grep,
+    summary=lambda args: f"grep {args.get('pattern', '')!r}",
+)

@@ -1,0 +1,212 @@
+"""run_command: a shell command in the workspace, bounded in time, output and lifetime.
+
+The command runs in its own session (process group), so a timeout or an abort can stop everything
+it started, background children included, without touching the server's own process group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from typing import Any
+
+from .base import Tool, ToolHost, ToolResult
+from .output_cap import cap_output
+
+DEFAULT_TIMEOUT_S = 120
+MAX_TIMEOUT_S = 600
+# After SIGTERM a process group gets this long to exit before SIGKILL.
+_TERM_GRACE_S = 1.0
+# After the shell exits, output still in flight gets this long to arrive. A pipe still open after
+# that is held by a background process the command left behind.
+_PIPE_GRACE_S = 0.5
+_POLL_S = 0.05
+# Bytes kept from each end of the output; the model is shown far less (see cap_output), so the
+# middle of a huge output can be dropped while it streams instead of piling up in memory.
+_KEEP_BYTES = 256_000
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _env() -> dict[str, str]:
+    # Nobody can answer a pager or a credential prompt: make tools print and fail instead of wait.
+    return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+class _Output:
+    """The command's merged stdout/stderr, keeping only both ends of a huge stream."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = _KEEP_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > _KEEP_BYTES:
+                del self.tail[: len(self.tail) - _KEEP_BYTES]
+
+    def text(self) -> str:
+        text = bytes(self.head + self.tail).decode("utf-8", errors="replace")
+        dropped = self.total - len(self.head) - len(self.tail)
+        # Dropped bytes are counted as characters: exact for ASCII, close enough otherwise.
+        return cap_output(text, keep_tail=True, total_length=len(text) + dropped if dropped else None)
+
+
+async def _pump(stream: asyncio.StreamReader, out: _Output) -> None:
+    while chunk := await stream.read(65536):
+        out.add(chunk)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # a member changed its user id; it still exists
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def stop_process_group(pgid: int) -> None:
+    """SIGTERM the group, then SIGKILL whatever is left after a grace period.
+
+    SIGKILL is sent from `finally` so that even a second cancellation during the grace period
+    cannot leave the group running."""
+    if not _group_alive(pgid):
+        return
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _TERM_GRACE_S
+        while loop.time() < deadline and _group_alive(pgid):
+            await asyncio.sleep(_POLL_S)
+    finally:
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+
+
+async def _wait_exit(proc: asyncio.subprocess.Process, pump: asyncio.Task[None], timeout: float) -> bool:
+    """Wait for the shell to exit; False on timeout.
+
+    Process.wait() also waits for the pipes to close, which a background child can hold open for
+    ever, so the exit is seen by polling returncode until the pipe closes."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while proc.returncode is None:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        if pump.done():  # pipe closed: now wait() returns as soon as the process exits
+            try:
+                await asyncio.wait_for(proc.wait(), remaining)
+            except TimeoutError:
+                return False
+            return True
+        await asyncio.wait({pump}, timeout=min(_POLL_S, remaining))
+    return True
+
+
+async def _settle(pump: asyncio.Task[None], grace: float) -> bool:
+    """Let the rest of the output arrive; False when the pipe is still open after `grace`."""
+    done, _ = await asyncio.wait({pump}, timeout=grace)
+    return bool(done)
+
+
+def _exit_line(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"exit code {code} (killed by signal {name})"
+    return f"exit code {code}"
+
+
+async def _run_command(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    command: str = args["command"]
+    timeout = min(max(int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_S), 1), MAX_TIMEOUT_S)
+    proc = await asyncio.create_subprocess_exec(
+        _shell(), "-c", command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=host.root,
+        env=_env(),
+        start_new_session=True,  # its own process group, whose id is its pid
+    )
+    assert proc.stdout is not None
+    out = _Output()
+    pump = asyncio.create_task(_pump(proc.stdout, out))
+    group_handled = False
+    try:
+        if not await _wait_exit(proc, pump, timeout):
+            await stop_process_group(proc.pid)
+            group_handled = True
+            await _settle(pump, _TERM_GRACE_S)
+            return ToolResult(f"timed out after {timeout} s; the command was stopped\n{out.text()}", is_error=True)
+        note = ""
+        if not await _settle(pump, _PIPE_GRACE_S):
+            # Left running, the child would keep the output pipe (and this call) open.
+            await stop_process_group(proc.pid)
+            await _settle(pump, _TERM_GRACE_S)
+            note = (
+                "\n[background processes still attached to the output were stopped; redirect a "
+                "background process's output (cmd > file 2>&1 &) to keep it running]"
+            )
+        group_handled = True
+        body = out.text() or "(no output)"
+        return ToolResult(f"{_exit_line(proc.returncode)}\n{body}{note}")
+    finally:
+        if not group_handled:  # cancelled (the user aborted the turn) or failed: stop everything
+            await stop_process_group(proc.pid)
+        if not pump.done():
+            pump.cancel()
+
+
+RUN_COMMAND = Tool(
+    name="run_command",
+    description=(
+        "Run a shell command (bash -c) in the workspace root and return its exit code and combined "
+        "stdout/stderr. Stdin is empty, so interactive commands must not wait for input (pass -y "
+        "and similar flags). Long output keeps its beginning and end. The command is stopped "
+        f"after timeout_seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}). Background "
+        "processes are stopped when the command ends unless their output is redirected "
+        "(cmd > file 2>&1 &). Prefer read_file, list_files and grep for looking at files. "
+        "The user may be asked to approve the command."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command line to run."},
+            "timeout_seconds": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT_S,
+                "description": f"Stop the command after this many seconds. Default {DEFAULT_TIMEOUT_S}.",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+    run=_run_command,
+    approval="command",
+    summary=lambda args: f"run: {args.get('command', '')}",
+)
