@@ -10,6 +10,9 @@ from typing import Any, Literal
 
 import msgspec
 
+# Settings section of workspace/configuration
+SECTION = "shiro"
+
 # Commands (workspace/executeCommand)
 CHAT = "shiro.chat"
 ABORT = "shiro.abort"

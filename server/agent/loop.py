@@ -83,7 +83,6 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str) -> T
         end["error"] = outcome.error
     state.emit("turn_end", **end)
     session.changed(turn_ended=True)
-    session.emit_status()
     return outcome
 
 

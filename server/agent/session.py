@@ -127,6 +127,7 @@ class AgentSession:
             finally:
                 self._current = None
                 self._turn_task = None
+            self.emit_status()  # after clearing: this one says the turn is over
             if not item.done.done():
                 item.done.set_result(outcome)
 

@@ -1,0 +1,40 @@
+"""`shiro-lsp`: the language server over stdio (default) or TCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from . import __version__
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="shiro-lsp",
+        description="shiro-neko language server: a coding agent behind LSP (stdio by default).",
+    )
+    parser.add_argument("--version", action="version", version=f"shiro-lsp {__version__}")
+    parser.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
+    parser.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="shiro-lsp %(levelname)s %(name)s: %(message)s")
+    from .lsp import create_server  # after argument parsing: --help and --version stay instant
+
+    server = create_server()
+    if args.tcp:
+        server.start_tcp(args.host, args.port)
+    else:
+        server.start_io()
+    server.after_exit()
+
+
+if __name__ == "__main__":
+    main()

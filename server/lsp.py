@@ -1,0 +1,173 @@
+"""The pygls server: lifecycle, settings and workspace folders. No agent logic lives here.
+
+Two pygls 2.1.1 quirks are mended in `ShiroProtocol` (see the shared notes): `$/cancelRequest`
+answers the client but leaves an executeCommand coroutine running, and finished command futures
+are never removed from `_request_futures`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.uris import to_fs_path
+
+from . import __version__
+from .lsp_bridge import LspSink, LspToolHost
+from .protocol import SECTION
+from .service import ShiroService
+
+log = logging.getLogger(__name__)
+
+
+class ShiroProtocol(LanguageServerProtocol):
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        super()._handle_cancel_notification(msg_id)  # the client gets -32800 at once
+        server = self._server
+        if isinstance(server, ShiroServer):
+            server.cancel_request(msg_id)
+
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        # Inner handler futures are keyed by a random id nobody pops: drop them once done.
+        if future is not None and msg_id not in self._client_request_ids:
+            future.add_done_callback(lambda f, m=msg_id: self._forget_future(m, f))
+
+    @property
+    def _client_request_ids(self) -> set[Any]:
+        ids = getattr(self, "_shiro_client_ids", None)
+        if ids is None:
+            ids = self._shiro_client_ids = set()
+        return ids
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        self._client_request_ids.add(msg_id)
+        try:
+            super()._handle_request(msg_id, method_name, params)
+        finally:
+            self._client_request_ids.discard(msg_id)
+
+    def _forget_future(self, msg_id: Any, future: Any) -> None:
+        if self._request_futures.get(msg_id) is future:
+            asyncio.get_event_loop().call_soon(self._request_futures.pop, msg_id, None)
+
+
+class ShiroServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("shiro-neko", __version__, protocol_cls=ShiroProtocol)
+        self.sink = LspSink(self)
+        self.service = ShiroService(self)
+        # JSON-RPC id of a running `shiro.chat` -> (session id, turn id), for `$/cancelRequest`.
+        self.chat_requests: dict[Any, tuple[str, str]] = {}
+        self.shut_down = False
+        self._settings_loaded: asyncio.Event | None = None
+
+    def _settings_event(self) -> asyncio.Event:
+        if self._settings_loaded is None:
+            self._settings_loaded = asyncio.Event()
+        return self._settings_loaded
+
+    async def settings_ready(self) -> None:
+        """The first chat waits (briefly) for the client's configuration answer."""
+        try:
+            await asyncio.wait_for(self._settings_event().wait(), timeout=3)
+        except asyncio.TimeoutError:
+            log.warning("no answer to workspace/configuration; using initializationOptions")
+            self._settings_event().set()
+
+    def after_exit(self) -> None:
+        """The pipe closed without `shutdown`: flush anyway and say so on our own log (stderr)."""
+        if not self.shut_down:
+            asyncio.run(self.service.flush(log_line=lambda line: print(line, file=sys.stderr, flush=True)))
+
+    def host_for(self, root: Path) -> LspToolHost:
+        return LspToolHost(root, self)
+
+    def cancel_request(self, msg_id: Any) -> None:
+        target = self.chat_requests.pop(msg_id, None)
+        if target is not None:
+            session = self.service.sessions.get(target[0])
+            if session is not None:
+                session.cancel_turn(target[1])
+
+    async def refresh_configuration(self) -> None:
+        try:
+            result = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            )
+        except Exception as exc:  # clients without workspace/configuration keep initializationOptions
+            log.info("workspace/configuration unavailable: %s", exc)
+            return
+        if result and result[0] is not None:
+            self.service.update_settings(result[0])
+
+
+def _folder_roots(params: types.InitializeParams) -> list[Path]:
+    uris = [f.uri for f in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    roots = [Path(p) for p in (to_fs_path(u) for u in uris) if p]
+    if not roots and params.root_path:
+        roots = [Path(params.root_path)]
+    return roots or [Path.cwd()]
+
+
+def create_server() -> ShiroServer:
+    server = ShiroServer()
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:
+        ls.service.workspaces.set_folders(_folder_roots(params))
+        if params.initialization_options is not None:
+            ls.service.update_settings(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def on_initialized(ls: ShiroServer, params: types.InitializedParams) -> None:
+        workspace = ls.client_capabilities.workspace
+        try:
+            if workspace and workspace.configuration:
+                await ls.refresh_configuration()
+        finally:
+            ls._settings_event().set()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_config(ls: ShiroServer, params: types.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if hasattr(settings, "_asdict"):
+            settings = settings._asdict()
+        if isinstance(settings, dict) and settings.get(SECTION) is not None:
+            ls.service.update_settings(settings[SECTION])
+        else:
+            await ls.refresh_configuration()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders(ls: ShiroServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for folder in params.event.removed:
+            if path := to_fs_path(folder.uri):
+                ls.service.workspaces.remove(Path(path))
+        for folder in params.event.added:
+            if path := to_fs_path(folder.uri):
+                ls.service.workspaces.add(Path(path))
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: ShiroServer, params: None) -> None:
+        # pygls cancels pending command futures itself and trips over its own dict; end the turns
+        # first so nothing is pending by then.
+        ls.shut_down = True
+        await ls.service.stop()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await ls.service.flush(log_line=lambda line: ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Info, message=line)))
+
+    from .commands import register_all
+
+    register_all(server)
+    return server

@@ -1,0 +1,160 @@
+"""The editor side of the agent's seams: notifications, approval dialogs, buffers and edits."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from . import protocol as wire
+from .agent.events import ApprovalAnswer
+from .agent.tools.disk_host import DiskToolHost
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+
+class LspSink:
+    """Turns loop events into `shiro/*` notifications and approvals into dialogs."""
+
+    def __init__(self, server: "LanguageServer") -> None:
+        self.server = server
+
+    def _notify(self, method: str, payload: dict[str, Any]) -> None:
+        try:
+            self.server.protocol.notify(method, payload)
+        except Exception:  # a closed pipe must not break the turn; state is still saved
+            log.debug("could not send %s", method, exc_info=True)
+
+    def event(self, payload: dict[str, Any]) -> None:
+        self._notify(wire.EVENT, payload)
+
+    def todos(self, payload: dict[str, Any]) -> None:
+        self._notify(wire.TODOS_NOTIFICATION, payload)
+
+    def status(self, payload: dict[str, Any]) -> None:
+        self._notify(wire.STATUS_NOTIFICATION, payload)
+
+    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=f"shiro-neko wants to {'run' if tool_name == 'run_command' else 'use ' + tool_name}: {summary}",
+            actions=[types.MessageActionItem(title=t) for t in (wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY)],
+        )
+        try:
+            answer = await self.server.window_show_message_request_async(params)
+        except Exception as exc:  # the client could not show it: treat as not allowed
+            log.warning("approval dialog failed: %s", exc)
+            return "deny"
+        title = getattr(answer, "title", None)
+        return {wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(title or "", "deny")  # type: ignore[return-value]
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _end_position(text: str) -> types.Position:
+    lines = text.split("\n")
+    return types.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
+
+
+class LspToolHost(DiskToolHost):
+    """Open buffers are what the agent reads; edits to them go through `workspace/applyEdit`."""
+
+    def __init__(self, root: Path, server: "LanguageServer") -> None:
+        super().__init__(root)
+        self.server = server
+
+    def _open_document(self, path: Path) -> Any | None:
+        try:
+            documents = self.server.workspace.text_documents
+        except RuntimeError:  # before initialize
+            return None
+        for uri, document in documents.items():
+            fs_path = to_fs_path(uri)
+            if fs_path and Path(fs_path).resolve() == path.resolve():
+                return document
+        return None
+
+    def open_document_text(self, path: Path) -> str | None:
+        document = self._open_document(path)
+        return document.source if document is not None else None
+
+    def _capabilities(self) -> types.ClientCapabilities:
+        return self.server.client_capabilities
+
+    def _can_apply_edit(self) -> bool:
+        workspace = self._capabilities().workspace
+        return bool(workspace and workspace.apply_edit)
+
+    def _can_create_files(self) -> bool:
+        workspace = self._capabilities().workspace
+        edit = workspace.workspace_edit if workspace else None
+        ops = (edit.resource_operations or []) if edit else []
+        return bool(edit and edit.document_changes) and types.ResourceOperationKind.Create in ops
+
+    def _offers_save_documents(self) -> bool:
+        experimental = self._capabilities().experimental
+        if hasattr(experimental, "_asdict"):
+            experimental = experimental._asdict()
+        if isinstance(experimental, dict):
+            shiro = experimental.get("shiro")
+            if hasattr(shiro, "_asdict"):
+                shiro = shiro._asdict()
+            return bool(isinstance(shiro, dict) and shiro.get("saveDocuments"))
+        return False
+
+    async def _save(self, path: Path, new_text: str) -> None:
+        if self._offers_save_documents():
+            try:
+                await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, {"uris": [path.as_uri()]})
+                return
+            except Exception as exc:
+                log.warning("shiro/saveDocuments failed (%s); writing the file instead", exc)
+        await super().apply_text(path, new_text, create=False)
+
+    async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
+        document = self._open_document(path)
+        if self._can_apply_edit() and document is not None:
+            edit = types.WorkspaceEdit(
+                changes={
+                    document.uri: [
+                        types.TextEdit(
+                            range=types.Range(types.Position(0, 0), _end_position(document.source)),
+                            new_text=new_text,
+                        )
+                    ]
+                }
+            )
+            result = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label="shiro-neko edit")
+            )
+            if not result.applied:
+                return False
+            await self._save(path, new_text)
+            return True
+        if create and self._can_apply_edit() and self._can_create_files():
+            uri = path.as_uri()
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)),
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                        edits=[types.TextEdit(range=types.Range(types.Position(0, 0), types.Position(0, 0)), new_text=new_text)],
+                    ),
+                ]
+            )
+            result = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label="shiro-neko new file")
+            )
+            if not result.applied:
+                return False
+            await self._save(path, new_text)
+            return True
+        return await super().apply_text(path, new_text, create=create)

@@ -1,0 +1,146 @@
+"""The server's core, without pygls: workspaces, live sessions, providers, and what each command
+does. `commands/` decodes arguments and calls in here; `lsp.py` supplies the editor bridge.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Protocol
+
+import uuid_utils
+
+from .agent.events import EventSink
+from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
+from .agent.session import AgentSession, QueuedPrompt, SessionDeps
+from .agent.tools.base import Tool, ToolHost
+from .agent.tools.registry import core_tools
+from .config import Settings, merge_settings
+from .errors import Refused
+from .protocol import AbortResult, ChatArgs, HistoryResult, NewSessionResult, SessionArgs, WorkspaceArgs
+from .workspaces import Workspace, Workspaces
+
+log = logging.getLogger(__name__)
+
+
+class EditorBridge(Protocol):
+    sink: EventSink
+
+    def host_for(self, root: Path) -> ToolHost: ...
+
+
+class ShiroService:
+    def __init__(self, bridge: EditorBridge) -> None:
+        self.bridge = bridge
+        self.settings = Settings()
+        self.workspaces = Workspaces()
+        self.sessions: dict[str, AgentSession] = {}
+        self._providers: dict[str, tuple[tuple[Any, ...], OpenAIProvider]] = {}
+        self._tools: dict[str, list[Tool]] = {}
+        # Hooks other features fill in (persistence, memory, task list).
+        self.session_tools: list[Callable[[AgentSession], list[Tool]]] = []
+        self.system_blocks: list[Callable[[AgentSession], str]] = []
+        self.on_session_change: list[Callable[[AgentSession, bool], None]] = []
+        self.flush_hooks: list[Callable[[Callable[[str], None]], Awaitable[None]]] = []
+
+    # -- settings -------------------------------------------------------------------------
+    def update_settings(self, raw: Any) -> None:
+        self.settings = merge_settings(self.settings, raw)
+
+    # -- sessions -------------------------------------------------------------------------
+    def _provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
+        key = (settings.effective_model, settings.effective_base_url, settings.wireApi)
+        cached = self._providers.get(session.id)
+        if cached is None or cached[0] != key:
+            provider = OpenAIProvider(EndpointConfig(settings.effective_model, settings.effective_base_url, settings.wireApi))
+            self._providers[session.id] = (key, provider)
+            return provider
+        return cached[1]
+
+    def _tools_for(self, session: AgentSession) -> list[Tool]:
+        tools = self._tools.get(session.id)
+        if tools is None:
+            tools = core_tools() + [t for hook in self.session_tools for t in hook(session)]
+            self._tools[session.id] = tools
+        return tools
+
+    def _changed(self, session: AgentSession, turn_ended: bool) -> None:
+        for hook in self.on_session_change:
+            hook(session, turn_ended)
+
+    def make_session(self, workspace: Workspace, session_id: str | None = None, private: bool = False) -> AgentSession:
+        deps = SessionDeps(
+            settings=lambda: self.settings,
+            sink=self.bridge.sink,
+            host=self.bridge.host_for(workspace.root),
+            provider=lambda settings: self._provider_for(session, settings),
+            tools=self._tools_for,
+            system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
+            on_change=self._changed,
+            record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
+        )
+        session = AgentSession(id=session_id or str(uuid_utils.uuid7()), root=workspace.root, deps=deps, private=private)
+        self.sessions[session.id] = session
+        return session
+
+    def new_session(self, workspace: Workspace, private: bool = False) -> AgentSession:
+        session = self.make_session(workspace, private=private)
+        workspace.current = session
+        return session
+
+    def workspace_of(self, session: AgentSession) -> Workspace:
+        for ws in self.workspaces.all():
+            if ws.root == session.root:
+                return ws
+        return self.workspaces.pick(None)
+
+    def session_for(self, session_id: str | None, workspace_uri: str | None) -> AgentSession:
+        """A given `sessionId` implies its workspace; otherwise the workspace's current session."""
+        if session_id is not None:
+            session = self.sessions.get(session_id)
+            if session is None:
+                raise Refused(f"no open session {session_id!r} on this server; resume it first")
+            return session
+        workspace = self.workspaces.pick(workspace_uri)
+        return workspace.current or self.new_session(workspace)
+
+    # -- prompt history (in memory until the sessions feature makes it durable) -----------
+    def record_prompt(self, workspace: Workspace, prompt: str) -> None:
+        if not workspace.history or workspace.history[-1] != prompt:
+            workspace.history.append(prompt)
+            del workspace.history[:-200]
+
+    def history(self, args: WorkspaceArgs) -> HistoryResult:
+        return HistoryResult(prompts=list(self.workspaces.pick(args.workspace).history))
+
+    # -- commands -------------------------------------------------------------------------
+    def submit_chat(self, args: ChatArgs) -> tuple[AgentSession, QueuedPrompt]:
+        if not args.prompt.strip():
+            raise Refused("the prompt is empty")
+        session = self.session_for(args.sessionId, args.workspace)
+        if session.read_only:
+            raise Refused(f"session {session.id[:8]} is open read-only here (another window is writing it)")
+        return session, session.submit(args.prompt)
+
+    def abort(self, args: SessionArgs) -> AbortResult:
+        session = self.session_for(args.sessionId, args.workspace)
+        aborted, cleared = session.abort()
+        return AbortResult(aborted=aborted, clearedQueued=cleared)
+
+    def status(self, args: SessionArgs) -> dict[str, Any]:
+        return self.session_for(args.sessionId, args.workspace).status_payload()
+
+    def new_session_command(self, workspace_uri: str | None, private: bool) -> NewSessionResult:
+        session = self.new_session(self.workspaces.pick(workspace_uri), private=private)
+        session.emit_status()
+        return NewSessionResult(sessionId=session.id)
+
+    async def flush(self, log_line: Callable[[str], None]) -> None:
+        """Write what is pending; persistence hooks register here."""
+        for hook in self.flush_hooks:
+            await hook(log_line)
+
+    async def stop(self) -> None:
+        """Shutdown: end running turns (a waiting approval stays pending in the record)."""
+        for session in list(self.sessions.values()):
+            await session.stop()

@@ -1,0 +1,135 @@
+"""The session record exactly as PROTOCOL.md shows it (`sessions/<uuid>.json`), and its summary.
+
+Forward compatible by construction: msgspec ignores fields it does not know on load, so a record
+written by a newer server (with, say, `pendingApproval`) still loads here. Only the fields a record
+cannot mean anything without (`id`, `createdAt`, `updatedAt`, `cwd`) are required.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+import uuid_utils
+
+from ..agent.transcript import Message, TextPart, UserMessage
+
+TodoStatus = Literal["pending", "in_progress", "completed", "blocked"]
+
+#: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
+TITLE_MAX = 80
+
+
+class Todo(msgspec.Struct, omit_defaults=True):
+    content: str
+    status: TodoStatus
+    note: str | None = None
+
+
+class Notebook(msgspec.Struct):
+    todos: list[Todo] = msgspec.field(default_factory=list)
+
+
+class SessionRecord(msgspec.Struct, rename="camel", kw_only=True):
+    id: str
+    created_at: str  # ISO 8601 UTC
+    updated_at: str  # ISO 8601 UTC
+    cwd: str  # absolute workspace path
+    provider: str = "openai"
+    model: str = ""
+    title: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # null for a model without a known price
+    notebook: Notebook = msgspec.field(default_factory=Notebook)
+    messages: list[Message] = msgspec.field(default_factory=list)
+
+
+class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):
+    """One row of `shiro.sessions`; `msgspec.to_builtins` gives the wire shape."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    cwd: str
+
+
+_encoder = msgspec.json.Encoder()
+record_decoder = msgspec.json.Decoder(SessionRecord)
+
+
+def encode_record(record: SessionRecord) -> bytes:
+    return _encoder.encode(record)
+
+
+def decode_record(data: bytes) -> SessionRecord:
+    return record_decoder.decode(data)
+
+
+def now_iso() -> str:
+    """ISO 8601 UTC with milliseconds and `Z`, the form the TypeScript original wrote."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso_to_epoch(text: str) -> float:
+    """Seconds since the epoch for an ISO 8601 time; a time without an offset is taken as UTC."""
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
+
+
+def new_id() -> str:
+    return str(uuid_utils.uuid7())
+
+
+def new_record(cwd: str | Path, provider: str, model: str) -> SessionRecord:
+    """An empty session; it is not written until it holds a message."""
+    now = now_iso()
+    return SessionRecord(
+        id=new_id(), created_at=now, updated_at=now, cwd=str(Path(cwd).resolve()), provider=provider, model=model
+    )
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def make_title(prompt: str, limit: int = TITLE_MAX) -> str:
+    """The prompt on one line, cut to `limit` characters with an ellipsis when longer.
+
+    The cut prefers a word boundary in the last quarter so a title does not end mid-word.
+    """
+    text = _SPACE.sub(" ", prompt).strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= (limit * 3) // 4:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def first_prompt(messages: list[Message]) -> str:
+    for message in messages:
+        if isinstance(message, UserMessage):
+            text = "".join(p.text for p in message.content if isinstance(p, TextPart))
+            if text.strip():
+                return text
+    return ""
+
+
+def record_problem(record: SessionRecord, expected_id: str | None = None) -> str | None:
+    """Why a record that decoded is still unusable, or None. Checks what types cannot."""
+    if expected_id is not None and record.id != expected_id:
+        return f"its id {record.id!r} does not match the file name"
+    for name in ("created_at", "updated_at"):
+        try:
+            iso_to_epoch(getattr(record, name))
+        except ValueError:
+            return f"{name.replace('_a', 'A')} is not an ISO 8601 time"
+    return None

@@ -1,0 +1,359 @@
+"""Session records on disk: save, load, list, resolve, resume hints and ownership leases.
+
+The JSON files `sessions/<uuid>.json` are the source of truth. The index under `sessions/index/`
+(session_index.py, docs/state-files.md) only makes listing cheap with 10,000 sessions; whenever
+it is missing, corrupt or out of date it is repaired from the files.
+
+Everything here is synchronous (the server calls it from a worker thread) and serialised by one
+re-entrant mutex per store; index updates are serialised across processes by a file lock.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import logging
+import os
+import re
+import threading
+from pathlib import Path
+
+import msgspec
+
+from .atomic import (
+    CorruptFile,
+    FileLease,
+    StateError,
+    copy_aside_corrupt,
+    corrupt_reason,
+    decode_or_corrupt,
+    file_lock,
+    read_lease_pid,
+    warn_corrupt_once,
+    write_atomic,
+)
+from .paths import sessions_dir
+from .session_index import IndexEntry, IndexTxn, Manifest, SessionIndex, record_check
+from .session_record import (
+    SessionRecord,
+    SessionSummary,
+    decode_record,
+    encode_record,
+    first_prompt,
+    make_title,
+    new_id,
+    now_iso,
+    record_decoder,
+)
+
+log = logging.getLogger("shiro_neko.state")
+
+HINT_MIN = 8  # resume hints show at least this many characters of the id
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PREFIX = re.compile(r"[0-9a-f-]{1,36}")
+_AMBIGUOUS_SHOWN = 10
+
+
+class SessionNotFound(StateError):
+    pass
+
+
+class CorruptSession(CorruptFile):
+    def __init__(self, session_id: str, cause: CorruptFile) -> None:
+        super().__init__(cause.path, cause.reason, cause.copy)
+        where = f"a copy is at {cause.copy}" if cause.copy else "copying it aside failed"
+        self.args = (
+            f"session {session_id} cannot be loaded: its file is corrupt ({cause.reason}). "
+            f"The file was left as it is; {where}.",
+        )
+
+
+class AmbiguousPrefix(StateError):
+    def __init__(self, prefix: str, candidates: list[tuple[str, str]], total: int) -> None:
+        self.prefix = prefix
+        self.candidates = candidates  # (id prefix, title), at most _AMBIGUOUS_SHOWN of them
+        lines = [f'session id prefix "{prefix}" is ambiguous; it matches {total} sessions:']
+        lines += [f"  {hint}  {title}" for hint, title in candidates]
+        if total > len(candidates):
+            lines.append(f"  … and {total - len(candidates)} more")
+        lines.append("Give more characters of the id.")
+        super().__init__("\n".join(lines))
+
+
+class SessionBusy(StateError):
+    def __init__(self, session_id: str, pid: int | None) -> None:
+        self.session_id = session_id
+        self.pid = pid
+        holder = f" (pid {pid})" if pid else ""
+        super().__init__(
+            f"session {session_id[:HINT_MIN]} is open in another shiro-neko server{holder}; "
+            "it can be continued as a copy (fork) instead"
+        )
+
+
+class SessionLease:
+    """Ownership of one session for writing; `release()` or leaving a `with` block gives it back."""
+
+    def __init__(self, store: SessionStore, session_id: str, lease: FileLease) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.path = lease.path
+        self._lease = lease
+
+    def release(self) -> None:
+        self.store.release(self.session_id)
+
+    def __enter__(self) -> SessionLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def shortest_unique_prefix(session_id: str, sorted_ids: list[str], minimum: int = HINT_MIN) -> str:
+    """Shortest prefix of `session_id` (at least `minimum` chars) that no other id shares.
+
+    In sorted order the id sharing the longest prefix is a neighbour, so two comparisons do.
+    """
+    i = bisect.bisect_left(sorted_ids, session_id)
+    longest = 0
+    for j in (i - 1, i, i + 1):
+        if 0 <= j < len(sorted_ids) and sorted_ids[j] != session_id:
+            other = sorted_ids[j]
+            n = 0
+            while n < len(other) and n < len(session_id) and other[n] == session_id[n]:
+                n += 1
+            longest = max(longest, n)
+    return session_id[: max(minimum, longest + 1)]
+
+
+class SessionStore:
+    def __init__(self, home: Path) -> None:
+        self.home = Path(home)
+        self.dir = sessions_dir(self.home)
+        self._mutex = threading.RLock()
+        self._index = SessionIndex(self.dir)
+        self._leases: dict[str, SessionLease] = {}
+
+    # -- paths ----------------------------------------------------------------------------
+    def path(self, session_id: str) -> Path:
+        return self.dir / f"{session_id}.json"
+
+    def lock_path(self, session_id: str) -> Path:
+        return self.dir / f"{session_id}.lock"
+
+    @staticmethod
+    def _check_id(session_id: str) -> str:
+        if not isinstance(session_id, str) or not _ID.fullmatch(session_id):
+            raise SessionNotFound(f'"{session_id}" is not a session id')
+        return session_id
+
+    # -- leases ---------------------------------------------------------------------------
+    def acquire(self, session_id: str) -> SessionLease:
+        """Own `session_id` for writing until released; SessionBusy when another server owns it."""
+        self._check_id(session_id)
+        with self._mutex:
+            held = self._leases.get(session_id)
+            if held is not None:
+                return held  # the same server resuming its own session
+            lease = FileLease.try_acquire(self.lock_path(session_id))
+            if lease is None:
+                raise SessionBusy(session_id, read_lease_pid(self.lock_path(session_id)))
+            self._leases[session_id] = SessionLease(self, session_id, lease)
+            return self._leases[session_id]
+
+    def release(self, session_id: str) -> None:
+        with self._mutex:
+            held = self._leases.pop(session_id, None)
+            if held is not None:
+                held._lease.release()
+
+    def holds(self, session_id: str) -> bool:
+        with self._mutex:
+            return session_id in self._leases
+
+    def close(self) -> None:
+        """Release every lease this store holds (server shutdown)."""
+        with self._mutex:
+            for session_id in list(self._leases):
+                self.release(session_id)
+
+    # -- records --------------------------------------------------------------------------
+    def save(self, record: SessionRecord, *, touch: bool = True) -> Path | None:
+        """Write `record` atomically and index it; None (nothing written) when it has no messages.
+
+        `touch` stamps `updatedAt` with the current time. A record whose lease another server holds
+        is refused with SessionBusy; without a lease of our own one is held just for this write.
+        """
+        if not record.messages:
+            return None
+        self._check_id(record.id)
+        with self._mutex:
+            transient: FileLease | None = None
+            if record.id not in self._leases:
+                transient = FileLease.try_acquire(self.lock_path(record.id))
+                if transient is None:
+                    raise SessionBusy(record.id, read_lease_pid(self.lock_path(record.id)))
+            try:
+                if touch:
+                    record.updated_at = now_iso()
+                if not record.title:
+                    record.title = make_title(first_prompt(record.messages))
+                data = encode_record(record)
+                path = self.path(record.id)
+                with self._index.locked():
+                    txn = self._index.begin()
+                    key = self._index.key_for(record.cwd)
+                    shard = txn.shard(key)
+                    in_sync = shard.dir_mtime_ns == self._index.dir_mtime_ns()
+                    self._guard_overwrite(txn, record.id)
+                    write_atomic(path, data)
+                    if transient is not None:
+                        # Before the directory stamp below: the unlink changes the directory too.
+                        transient.release()
+                        transient = None
+                    st = os.stat(path)
+                    txn.put(record.id, key, IndexEntry.of(record, st.st_size, st.st_mtime_ns))
+                    if in_sync:  # nothing but our own write happened since the shard was verified
+                        shard.dir_mtime_ns = self._index.dir_mtime_ns()
+                    txn.commit()
+                return path
+            finally:
+                if transient is not None:
+                    transient.release()
+
+    def _guard_overwrite(self, txn: IndexTxn, session_id: str) -> None:
+        """Copy a corrupt file aside before a save replaces it (nothing rewrites it before that).
+
+        A file whose size and mtime match its index entry holds bytes we wrote and indexed as
+        good, so the usual save costs one stat; anything else is read and checked.
+        """
+        path = self.path(session_id)
+        stamp = self._index.stamp(session_id)
+        if stamp is None:
+            return
+        key = txn.manifest.sessions.get(session_id)
+        entry = txn.shard(key).entries.get(session_id) if key is not None else None
+        if entry is not None and (entry.size, entry.mtime_ns) == stamp:
+            return
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return
+        reason = corrupt_reason(data, record_decoder, record_check(session_id))
+        if reason is None:
+            return
+        try:
+            copy = copy_aside_corrupt(path, data)
+        except OSError as exc:
+            raise StateError(f"not saving session {session_id}: its corrupt file could not be copied aside ({exc})")
+        warn_corrupt_once(path, reason, f"copied to {copy} before being replaced")
+
+    def load(self, session_id: str) -> SessionRecord:
+        """The record; SessionNotFound when there is no such file, CorruptSession when unreadable."""
+        self._check_id(session_id)
+        path = self.path(session_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session with id {session_id}") from None
+        check = record_check(session_id)
+        try:
+            record = decode_record(data)
+            if check(record) is None:
+                return record
+        except msgspec.DecodeError:
+            pass
+        with self._mutex, self._index.locked():  # serialises the copy aside with other processes
+            try:
+                return decode_or_corrupt(path, data, record_decoder, check)
+            except CorruptFile as exc:
+                raise CorruptSession(session_id, exc) from None
+
+    def fork(self, record: SessionRecord) -> SessionRecord:
+        """A deep copy under a new id (for continuing a session another server holds). Not saved."""
+        copy = decode_record(encode_record(record))
+        copy.id = new_id()
+        copy.created_at = copy.updated_at = now_iso()
+        return copy
+
+    # -- listing and lookup ---------------------------------------------------------------
+    def list(self, cwd: str | os.PathLike[str], limit: int = 15) -> list[SessionSummary]:
+        """The `limit` most recently updated sessions of workspace `cwd`, newest first."""
+        with self._mutex:
+            key = self._index.key_for(cwd)
+            manifest, shard = self._index.refresh(key)
+            self._warn_corrupt(manifest)
+            if shard is None or limit <= 0:
+                return []
+            newest = heapq.nlargest(limit, shard.entries.items(), key=lambda kv: (kv[1].updated_ts, kv[0]))
+            return [entry.summary(session_id) for session_id, entry in newest]
+
+    def latest(self, cwd: str | os.PathLike[str]) -> str | None:
+        """Id of the newest session of workspace `cwd` (never another workspace's), or None."""
+        newest = self.list(cwd, limit=1)
+        return newest[0].id if newest else None
+
+    def resolve(self, prefix: str, cwd: str | os.PathLike[str] | None = None) -> str:
+        """Full id for a full id or unique prefix.
+
+        With `cwd`, a prefix matching several sessions is narrowed to that workspace's when any
+        of them is there; a full id always resolves, whatever workspace it belongs to.
+        """
+        wanted = prefix.strip().lower()
+        if not _PREFIX.fullmatch(wanted):
+            raise SessionNotFound(f'"{prefix}" is not a session id or id prefix')
+        with self._mutex:
+            manifest, _ = self._index.refresh(None)
+            ids = sorted({*manifest.sessions, *manifest.corrupt})
+            if wanted in manifest.sessions or wanted in manifest.corrupt:
+                return wanted
+            start = bisect.bisect_left(ids, wanted)
+            matches = []
+            for session_id in ids[start:]:
+                if not session_id.startswith(wanted):
+                    break
+                matches.append(session_id)
+            if cwd is not None and len(matches) > 1:
+                key = self._index.key_for(cwd)
+                here = [m for m in matches if manifest.sessions.get(m) == key]
+                matches = here or matches
+            if not matches:
+                raise SessionNotFound(f'no session id starts with "{prefix}"')
+            if len(matches) == 1:
+                return matches[0]
+            shown = [
+                (shortest_unique_prefix(m, ids), self._title(manifest, m)) for m in matches[:_AMBIGUOUS_SHOWN]
+            ]
+            raise AmbiguousPrefix(prefix, shown, len(matches))
+
+    def resume_hint(self, session_id: str) -> str:
+        """Shortest prefix of the id, at least 8 characters, unique among the stored sessions."""
+        with self._mutex:
+            return shortest_unique_prefix(session_id, sorted(self._index.names()))
+
+    def _title(self, manifest: Manifest, session_id: str) -> str:
+        if session_id in manifest.corrupt:
+            return "(corrupt)"
+        key = manifest.sessions.get(session_id)
+        shard = self._index.read_shard(key) if key is not None else None
+        entry = shard.entries.get(session_id) if shard is not None else None
+        return (entry.title or "(untitled)") if entry is not None else "(untitled)"
+
+    def _warn_corrupt(self, manifest: Manifest) -> None:
+        for session_id, note in manifest.corrupt.items():
+            warn_corrupt_once(self.path(session_id), note.reason, "copied aside as <name>.corrupt-* when first found")
+
+
+__all__ = [
+    "AmbiguousPrefix",
+    "CorruptSession",
+    "SessionBusy",
+    "SessionLease",
+    "SessionNotFound",
+    "SessionRecord",
+    "SessionStore",
+    "SessionSummary",
+    "StateError",
+    "shortest_unique_prefix",
+]

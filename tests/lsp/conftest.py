@@ -1,0 +1,174 @@
+"""End-to-end harness: the real server over stdio (pytest-lsp), a real HTTP fake provider, real
+files in a temporary SHIRO_NEKO_HOME and workspace. Every test runs with VS Code's and Neovim's
+client capabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+from tests.fake_provider import FakeProvider
+
+CLIENTS = ["visual-studio-code", "neovim"]
+
+
+def plain(obj: Any) -> Any:
+    """pygls hands unknown payloads over as namedtuples; tests compare plain data."""
+    if hasattr(obj, "_asdict"):
+        return {k: plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    return obj
+
+
+def server_env(home: Path, base_url: str | None, api_key: str | None = "sk-test-not-a-real-key", **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
+    env["SHIRO_NEKO_HOME"] = str(home)
+    if base_url:
+        env["OPENAI_BASE_URL"] = base_url
+    if api_key:
+        env["OPENAI_API_KEY"] = api_key
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Harness:
+    client: LanguageClient
+    fake: FakeProvider
+    home: Path
+    root: Path
+    events: list[dict[str, Any]] = field(default_factory=list)
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[str | None] = field(default_factory=list)  # approval answers, default Allow
+    asked: list[str] = field(default_factory=list)
+    edits: list[Any] = field(default_factory=list)
+    apply_edits: bool = True
+    init_result: Any = None
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        result = await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=list(arguments) if arguments else None)
+        )
+        return plain(result)
+
+    async def chat(self, prompt: str, **extra: Any) -> dict[str, Any]:
+        return await self.command("shiro.chat", {"prompt": prompt, **extra})
+
+    def start_chat(self, prompt: str, msg_id: str | None = None, **extra: Any) -> asyncio.Future[Any]:
+        params = types.ExecuteCommandParams(command="shiro.chat", arguments=[{"prompt": prompt, **extra}])
+        return asyncio.ensure_future(
+            self.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
+        )
+
+    def of_turn(self, turn_id: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["turnId"] == turn_id]
+
+    def types_of(self, turn_id: str) -> list[str]:
+        return [e["type"] for e in self.of_turn(turn_id)]
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError("condition not met in time")
+            await asyncio.sleep(0.02)
+
+    async def requests(self, n: int, timeout: float = 10.0) -> list[Any]:
+        return await asyncio.to_thread(self.fake.wait_for_requests, n, timeout)
+
+
+async def start_client(
+    harness_kwargs: dict[str, Any],
+    capabilities: str,
+    env: dict[str, str],
+    init_options: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+    folders: list[Path] | None = None,
+) -> Harness:
+    client = make_test_lsp_client()
+    h = Harness(client=client, **harness_kwargs)
+
+    @client.feature("shiro/event")
+    def on_event(params: Any) -> None:
+        h.events.append(plain(params))
+
+    @client.feature("shiro/todos")
+    def on_todos(params: Any) -> None:
+        h.todos.append(plain(params))
+
+    @client.feature("shiro/status")
+    def on_status(params: Any) -> None:
+        h.statuses.append(plain(params))
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        h.asked.append(params.message)
+        answer = h.answers.pop(0) if h.answers else "Allow"
+        return types.MessageActionItem(title=answer) if answer else None
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        h.edits.append(params)
+        return types.ApplyWorkspaceEditResult(applied=h.apply_edits)
+
+    if settings is not None:
+        client.set_configuration(settings, section="shiro")
+    await client.start_io(sys.executable, "-m", "shiro_neko", env=env)
+    folders = folders or [h.root]
+    h.init_result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            root_uri=folders[0].as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
+            initialization_options=init_options,
+        )
+    )
+    return h
+
+
+@pytest.fixture(params=CLIENTS)
+def capabilities(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def fake() -> Any:
+    provider = FakeProvider().start()
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "hello.py").write_text("print('hello')\n")
+    return root
+
+
+@pytest_asyncio.fixture
+async def harness(tmp_path: Path, fake: FakeProvider, workspace: Path, capabilities: str) -> AsyncIterator[Harness]:
+    home = tmp_path / "home"
+    h = await start_client(
+        {"fake": fake, "home": home, "root": workspace},
+        capabilities,
+        server_env(home, fake.base_url),
+    )
+    yield h
+    await h.client.shutdown_session()
+    await h.client.stop()
