@@ -168,6 +168,8 @@ def create_server() -> ShiroServer:
             types.LogMessageParams(type=types.MessageType.Info, message=line)))
 
     from .commands import register_all
+    from .features import setup_all
 
+    setup_all(server.service)
     register_all(server)
     return server

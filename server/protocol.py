@@ -70,6 +70,22 @@ class WorkspaceArgs(_Args):
     workspace: str | None = None
 
 
+class RememberArgs(_Args):
+    kind: str
+    text: str
+    workspace: str | None = None
+
+
+class RecallArgs(_Args):
+    query: str
+    workspace: str | None = None
+
+
+class ForgetArgs(_Args):
+    text: str
+    workspace: str | None = None
+
+
 class ChatResult(msgspec.Struct, omit_defaults=True):
     sessionId: str
     turnId: str

@@ -36,11 +36,14 @@ class ShiroService:
         self.workspaces = Workspaces()
         self.sessions: dict[str, AgentSession] = {}
         self._providers: dict[str, tuple[tuple[Any, ...], OpenAIProvider]] = {}
-        self._tools: dict[str, list[Tool]] = {}
         # Hooks other features fill in (persistence, memory, task list).
         self.session_tools: list[Callable[[AgentSession], list[Tool]]] = []
         self.system_blocks: list[Callable[[AgentSession], str]] = []
         self.on_session_change: list[Callable[[AgentSession, bool], None]] = []
+        self.on_session_open: list[Callable[[AgentSession], None]] = []
+        # Set by features.setup_all; typed loosely to keep the service free of feature imports.
+        self.todos: Any = None
+        self.memory: Any = None
         self.flush_hooks: list[Callable[[Callable[[str], None]], Awaitable[None]]] = []
 
     # -- settings -------------------------------------------------------------------------
@@ -48,7 +51,7 @@ class ShiroService:
         self.settings = merge_settings(self.settings, raw)
 
     # -- sessions -------------------------------------------------------------------------
-    def _provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
+    def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
         key = (settings.effective_model, settings.effective_base_url, settings.wireApi)
         cached = self._providers.get(session.id)
         if cached is None or cached[0] != key:
@@ -58,11 +61,8 @@ class ShiroService:
         return cached[1]
 
     def _tools_for(self, session: AgentSession) -> list[Tool]:
-        tools = self._tools.get(session.id)
-        if tools is None:
-            tools = core_tools() + [t for hook in self.session_tools for t in hook(session)]
-            self._tools[session.id] = tools
-        return tools
+        # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
+        return core_tools() + [t for hook in self.session_tools for t in hook(session)]
 
     def _changed(self, session: AgentSession, turn_ended: bool) -> None:
         for hook in self.on_session_change:
@@ -73,7 +73,7 @@ class ShiroService:
             settings=lambda: self.settings,
             sink=self.bridge.sink,
             host=self.bridge.host_for(workspace.root),
-            provider=lambda settings: self._provider_for(session, settings),
+            provider=lambda settings: self.provider_for(session, settings),
             tools=self._tools_for,
             system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
             on_change=self._changed,
@@ -130,9 +130,15 @@ class ShiroService:
     def status(self, args: SessionArgs) -> dict[str, Any]:
         return self.session_for(args.sessionId, args.workspace).status_payload()
 
+    def opened(self, session: AgentSession) -> None:
+        """A session became current (new or resumed): clients get its task list and status."""
+        for hook in self.on_session_open:
+            hook(session)
+        session.emit_status()
+
     def new_session_command(self, workspace_uri: str | None, private: bool) -> NewSessionResult:
         session = self.new_session(self.workspaces.pick(workspace_uri), private=private)
-        session.emit_status()
+        self.opened(session)
         return NewSessionResult(sessionId=session.id)
 
     async def flush(self, log_line: Callable[[str], None]) -> None:

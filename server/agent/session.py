@@ -76,6 +76,7 @@ class AgentSession:
     private: bool = False
     read_only: bool = False
     always_allowed: set[str] = field(default_factory=set)
+    touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     extra: dict[str, Any] = field(default_factory=dict)  # record fields owned by other features
     _queue: deque[QueuedPrompt] = field(default_factory=deque)
     _current: QueuedPrompt | None = None

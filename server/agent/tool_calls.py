@@ -74,6 +74,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         if answer == "always":
             session.always_allowed.add(tool.name)
     result = await run_tool(tool, session.deps.host, call.input)
+    if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
+        session.touched.add(session.root / call.input["path"])
     return ToolResultPart(call.tool_call_id, call.tool_name, result.output, result.is_error)
 
 

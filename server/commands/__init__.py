@@ -53,7 +53,8 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, session
+    from . import chat, notebook, session
 
     chat.register(server)
     session.register(server)
+    notebook.register(server)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,15 @@ import msgspec
 
 from .atomic import CorruptFile, decode_or_corrupt, file_lock, write_atomic
 from .paths import workspace_key
-from .session_record import SessionRecord, SessionSummary, iso_to_epoch, record_decoder, record_problem
+from .session_record import (
+    SessionRecord,
+    SessionSummary,
+    first_prompt,
+    iso_to_epoch,
+    make_title,
+    record_decoder,
+    record_problem,
+)
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -53,7 +62,8 @@ class IndexEntry(msgspec.Struct, rename="camel", kw_only=True):
     @classmethod
     def of(cls, record: SessionRecord, size: int, mtime_ns: int) -> IndexEntry:
         return cls(
-            title=record.title,
+            # A record written without a title (by hand, or an older writer) is named as we would.
+            title=record.title or make_title(first_prompt(record.messages)),
             created_at=record.created_at,
             updated_at=record.updated_at,
             updated_ts=iso_to_epoch(record.updated_at),
@@ -198,6 +208,20 @@ class SessionIndex:
             return {n[:-5] for n in os.listdir(self.sessions) if is_session_name(n)}
         except FileNotFoundError:
             return set()
+
+    def remove_stale_temps(self, older_than: float = 600.0) -> None:
+        """Delete temp files a killed writer left behind (a live writer's is seconds old)."""
+        try:
+            names = [n for n in os.listdir(self.sessions) if n.startswith(".") and n.endswith(".tmp")]
+        except FileNotFoundError:
+            return
+        cutoff = time.time() - older_than
+        for name in names:
+            try:
+                if os.stat(self.sessions / name).st_mtime < cutoff:
+                    os.unlink(self.sessions / name)
+            except FileNotFoundError:
+                pass
 
     def dir_mtime_ns(self) -> int:
         try:
@@ -347,6 +371,7 @@ class SessionIndex:
         return shard.dir_mtime_ns == dir_mtime
 
     def _repair(self, key: str | None) -> tuple[Manifest, Shard | None]:
+        self.remove_stale_temps()
         txn = self.begin()
         dir_mtime = self.dir_mtime_ns()  # before the scan: a change during it shows up next time
         names = self.names()

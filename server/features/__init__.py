@@ -1,0 +1,17 @@
+"""Features that plug into the service through its hooks (tools, system-prompt blocks, session
+events). Each module has one class and a `setup(service)`; commands call its methods."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..service import ShiroService
+
+
+def setup_all(service: "ShiroService") -> None:
+    from . import instructions, memory, todos
+
+    service.todos = todos.setup(service)
+    service.memory = memory.setup(service)
+    instructions.setup(service)

@@ -1,0 +1,86 @@
+"""Project memory: the tools, the system-prompt block, the commands, and `memory.enabled`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..agent.provider.base import ProviderError
+from ..agent.side_request import ask_model
+from ..agent.tools.base import Tool
+from ..agent.tools.memory_tools import memory_tools
+from ..errors import Refused
+from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory, render_memory_block
+from ..state.paths import memory_file, shiro_home
+from ..workspaces import Workspace
+
+if TYPE_CHECKING:
+    from ..agent.session import AgentSession
+    from ..service import ShiroService
+
+_BLOCK = "memoryBlock"
+
+
+class MemoryFeature:
+    def __init__(self, service: "ShiroService") -> None:
+        self.service = service
+        service.session_tools.append(self.tools)
+        service.system_blocks.append(self.block)
+
+    @property
+    def enabled(self) -> bool:
+        return self.service.settings.memory.enabled
+
+    def store(self, workspace: Workspace) -> ProjectMemory:
+        if not self.enabled:
+            raise MemoryDisabled()
+        return ProjectMemory(memory_file(shiro_home(), workspace.key))
+
+    def tools(self, session: "AgentSession") -> list[Tool]:
+        if not self.enabled:
+            return []  # --no-memory: the model is not offered what it cannot use
+        workspace = self.service.workspace_of(session)
+        return memory_tools(lambda: self.store(workspace))
+
+    def block(self, session: "AgentSession") -> str:
+        """Rendered once per session: memory is what was learned in *earlier* sessions."""
+        if not self.enabled:
+            return ""
+        if _BLOCK not in session.extra:
+            try:
+                session.extra[_BLOCK] = self.store(self.service.workspace_of(session)).render_block()
+            except MemoryRefused:
+                session.extra[_BLOCK] = ""
+        return session.extra[_BLOCK]
+
+    async def run(self, workspace: Workspace, op: str, *args: Any) -> Any:
+        """A store operation off the event loop, refusals mapped for the command layer."""
+        try:
+            store = self.store(workspace)
+            return await asyncio.to_thread(getattr(store, op), *args)
+        except MemoryRefused as err:
+            raise Refused(str(err)) from None
+
+    async def compact(self, workspace: Workspace) -> Any:
+        try:
+            store = self.store(workspace)
+        except MemoryRefused as err:
+            raise Refused(str(err)) from None
+        settings = self.service.settings
+        session = self.service.session_for(None, workspace.uri)
+        provider = self.service.provider_for(session, settings)
+
+        async def ask(instructions: str, text: str) -> str:
+            return await ask_model(provider, settings.effective_model, instructions, text)
+
+        try:
+            return await store.compact(ask)
+        except ProviderError as err:  # the store is untouched when the model cannot answer
+            raise Refused(f"memory compaction needs the model, which failed: {err.message}") from None
+
+
+def setup(service: "ShiroService") -> MemoryFeature:
+    return MemoryFeature(service)
+
+
+__all__ = ["MemoryFeature", "render_memory_block", "setup"]
