@@ -1,0 +1,166 @@
+"""The agent loop without LSP: a scripted provider, a list sink, real tools on a temp dir."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from shiro_neko.agent.events import ListSink
+from shiro_neko.agent.provider.base import Completed, OutputStarted, ProviderError, ProviderEvent, ProviderRequest, TextDelta, Usage
+from shiro_neko.agent.session import AgentSession, SessionDeps
+from shiro_neko.agent.tools.disk_host import DiskToolHost
+from shiro_neko.agent.tools.registry import core_tools
+from shiro_neko.agent.transcript import (
+    AssistantMessage,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+    UserMessage,
+    pending_calls,
+)
+from shiro_neko.config import Settings
+
+
+class ScriptedProvider:
+    name = "scripted"
+
+    def __init__(self, *replies: AssistantMessage | Exception, delay: float = 0.0) -> None:
+        self.replies = list(replies)
+        self.requests: list[ProviderRequest] = []
+        self.delay = delay
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        self.requests.append(request)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        yield OutputStarted()
+        for part in reply.content:
+            if isinstance(part, TextPart):
+                for word in part.text.split(" "):
+                    await asyncio.sleep(self.delay)
+                    yield TextDelta(word + " ")
+        yield Completed(reply, Usage(10, 2))
+
+
+def text(t: str) -> AssistantMessage:
+    return AssistantMessage(content=[TextPart(text=t)])
+
+
+def call(name: str, args: dict, call_id: str) -> AssistantMessage:
+    return AssistantMessage(content=[ToolCallPart(tool_call_id=call_id, tool_name=name, input=args)])
+
+
+def make_session(tmp_path: Path, provider: ScriptedProvider, sink: ListSink, settings: Settings | None = None) -> AgentSession:
+    settings = settings or Settings(model="test-model")
+    deps = SessionDeps(
+        settings=lambda: settings,
+        sink=sink,
+        host=DiskToolHost(tmp_path),
+        provider=lambda s: provider,
+        tools=lambda s: core_tools(),
+    )
+    return AgentSession(id="s1", root=tmp_path, deps=deps)
+
+
+def assert_every_call_answered(request: ProviderRequest) -> None:
+    calls = [p.tool_call_id for m in request.messages if isinstance(m, AssistantMessage) for p in m.content if isinstance(p, ToolCallPart)]
+    results = [r.tool_call_id for m in request.messages if isinstance(m, ToolMessage) for r in m.content]
+    assert sorted(calls) == sorted(results)
+
+
+async def test_tool_loop_and_transcript_shape(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    provider = ScriptedProvider(call("read_file", {"path": "a.txt"}, "c1"), text("it says alpha"))
+    session = make_session(tmp_path, provider, ListSink())
+    outcome = await session.submit("read a").done
+    assert outcome.status == "completed" and outcome.text == "it says alpha"
+    roles = [type(m).__name__ for m in session.messages]
+    assert roles == ["UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage"]
+    for request in provider.requests:
+        assert_every_call_answered(request)
+
+
+async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
+    provider = ScriptedProvider(text("one two three four five six seven"), text("never"), delay=0.05)
+    sink = ListSink()
+    session = make_session(tmp_path, provider, sink)
+    first = session.submit("first")
+    await asyncio.sleep(0.12)
+    second = session.submit("second")
+    assert [e["position"] for e in sink.events if e["type"] == "queued"] == [1]
+    assert session.abort() == (True, 1)
+    assert (await first.done).status == "aborted"
+    assert (await second.done).status == "aborted"
+    assert len(provider.requests) == 1
+    # The interrupted message keeps its text and has no item id.
+    last = session.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.content[0].text.startswith("one")
+    assert last.content[0].item_id is None
+
+
+async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:
+    provider = ScriptedProvider(call("run_command", {"command": "echo hi"}, "c1"), text("ok"))
+    sink = ListSink(answers=["deny"])
+    session = make_session(tmp_path, provider, sink)
+    await session.submit("run").done
+    result = session.messages[2]
+    assert isinstance(result, ToolMessage) and result.content[0].is_error and "denied" in result.content[0].output
+
+
+async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(tmp_path: Path) -> None:
+    provider = ScriptedProvider(call("write_file", {"path": "x.txt", "content": "x"}, "c1"), text("written"))
+    asked = asyncio.Event()
+
+    class SlowSink(ListSink):
+        async def approve(self, session_id: str, tool_name: str, summary: str):  # type: ignore[override]
+            asked.set()
+            await asyncio.sleep(60)
+            return "allow"
+
+    session = make_session(tmp_path, provider, SlowSink())
+    item = session.submit("write x")
+    await asked.wait()
+    await session.stop()
+    assert (await item.done).status == "aborted"
+    assert [c.tool_call_id for c in pending_calls(session.messages)] == ["c1"]
+    assert not (tmp_path / "x.txt").exists()
+    # "Resume": a new session object over the same messages; a server-started turn asks again.
+    sink = ListSink(answers=["allow"])
+    resumed = make_session(tmp_path, provider, sink)
+    resumed.messages = list(session.messages)
+    outcome = await resumed.submit(None).done
+    assert outcome.status == "completed" and outcome.text == "written"
+    assert sink.asked and (tmp_path / "x.txt").read_text() == "x"
+    assert_every_call_answered(provider.requests[-1])
+
+
+async def test_new_prompt_denies_a_waiting_call_first(tmp_path: Path) -> None:
+    provider = ScriptedProvider(text("fine"))
+    session = make_session(tmp_path, provider, ListSink())
+    session.messages = [UserMessage(content=[TextPart("x")]), call("run_command", {"command": "rm -rf /"}, "c9")]
+    await session.submit("never mind").done
+    assert_every_call_answered(provider.requests[0])
+    denied = session.messages[2]
+    assert isinstance(denied, ToolMessage) and "denied" in denied.content[0].output
+
+
+async def test_provider_error_before_output_ends_turn_with_error(tmp_path: Path) -> None:
+    provider = ScriptedProvider(ProviderError("400: nope", status=400))
+    session = make_session(tmp_path, provider, ListSink())
+    outcome = await session.submit("hi").done
+    assert outcome.status == "error" and outcome.error == "400: nope"
+
+
+@pytest.mark.parametrize("threshold,tokens,level", [(300, 100, "normal"), (300, 200, "amber"), (300, 270, "red")])
+async def test_status_levels(tmp_path: Path, threshold: int, tokens: int, level: str) -> None:
+    session = make_session(tmp_path, ScriptedProvider(), ListSink(), Settings(compactThreshold=threshold))
+    # Compact JSON of one user message is 42 bytes of framing plus the text.
+    framing = len('[{"role":"user","content":[{"type":"text","text":""}]}]')
+    session.messages = [UserMessage(content=[TextPart("x" * (tokens * 4 - framing))])]
+    status = session.status_payload()
+    assert status["contextTokens"] == tokens and status["level"] == level
+    assert status["contextPercent"] == round(tokens * 100 / threshold, 1)
