@@ -1,0 +1,183 @@
+"""Layering and packaging rules, checked on the source and in fresh interpreters.
+
+- agent/ and state/ know nothing of LSP: no pygls or lsprotocol import (parsed with `ast`);
+- the LSP layer and the CLI do not import `openai` until a chat needs it (start-up cost);
+- `python -m shiro_neko --version/--help` work;
+- the package imports from any working directory, both as installed here and laid out the way a
+  wheel built from pyproject.toml would lay it out (every package directory listed).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import shiro_neko
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "server"
+LSP_ONLY = ("pygls", "lsprotocol")
+
+
+def python(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    env.update(extra)
+    return env
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """Absolute module names a file imports (anywhere in it, including inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                found.append((node.lineno, node.args[0].value))
+    return found
+
+
+@pytest.mark.parametrize("layer", ["agent", "state"])
+def test_core_layers_do_not_import_lsp_libraries(layer: str) -> None:
+    files = sorted((SERVER / layer).rglob("*.py"))
+    assert files, f"no Python files under server/{layer}"
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in files
+        for line, module in imported_modules(path)
+        if module.split(".")[0] in LSP_ONLY
+    ]
+    assert not offenders, "LSP imports in the core:\n" + "\n".join(offenders)
+
+
+def test_import_scanner_sees_every_import_form(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import os, pygls.server as s\nfrom lsprotocol import types\nfrom . import sibling\n"
+        "def f():\n    import importlib\n    importlib.import_module('pygls.uris')\n",
+        encoding="utf-8",
+    )
+    names = [m for _, m in imported_modules(sample)]
+    assert names == ["os", "pygls.server", "lsprotocol", "importlib", "pygls.uris"]
+
+
+def test_lsp_and_cli_do_not_import_openai(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "import shiro_neko.lsp, shiro_neko.cli\n"
+        "shiro_neko.lsp.create_server()\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m == 'openai' or m.startswith('openai.'))))\n"
+    )
+    result = python("-c", code, cwd=tmp_path, env=clean_env(SHIRO_NEKO_HOME=str(tmp_path / "home")))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    version = python("-m", "shiro_neko", "--version", cwd=tmp_path, env=clean_env())
+    assert version.returncode == 0, version.stderr
+    assert shiro_neko.__version__ in version.stdout
+    help_ = python("-m", "shiro_neko", "--help", cwd=tmp_path, env=clean_env())
+    assert help_.returncode == 0, help_.stderr
+    assert help_.stdout.startswith("usage:")
+    for flag in ("--stdio", "--tcp", "--port", "--version"):
+        assert flag in help_.stdout
+
+
+def test_installed_package_imports_from_another_directory(tmp_path: Path) -> None:
+    result = python("-c", "import shiro_neko, os; print(shiro_neko.__file__)", cwd=tmp_path, env=clean_env())
+    assert result.returncode == 0, result.stderr
+    location = Path(result.stdout.strip())
+    assert location.is_file() and location.name == "__init__.py"
+    assert tmp_path not in location.parents
+
+
+def _wheel_layout(dest: Path) -> Path:
+    """The files a wheel built from pyproject.toml would hold, in their installed layout.
+
+    setuptools' own `build_py` on a copy of the project when setuptools is importable (what a
+    wheel build runs), else the same mapping done by hand from [tool.setuptools].
+    """
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    try:
+        import setuptools  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        project = dest.parent / "project"
+        shutil.copytree(SERVER, project / "server", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
+        readme = config.get("readme") or "README.md"
+        if (ROOT / readme).is_file():
+            shutil.copy2(ROOT / readme, project / readme)
+        build = python("-c", "import setuptools; setuptools.setup()", "-q", "build_py", "-d", str(dest),
+                       cwd=project, env=clean_env(PYTHONWARNINGS="ignore"), timeout=120)
+        assert build.returncode == 0, build.stderr
+        return dest
+    package_dir: dict[str, str] = config.get("package-dir", {})
+    for package in config["packages"]:
+        parts = package.split(".")
+        for i in range(len(parts), 0, -1):  # the longest mapped prefix decides the source folder
+            prefix = ".".join(parts[:i])
+            if prefix in package_dir:
+                source = ROOT / package_dir[prefix] / Path(*parts[i:])
+                break
+        else:
+            source = ROOT / Path(*parts)
+        target = dest / Path(*parts)
+        target.mkdir(parents=True, exist_ok=True)
+        for module in source.glob("*.py"):
+            shutil.copy2(module, target / module.name)
+    return dest
+
+
+def test_every_package_directory_is_listed_for_the_wheel() -> None:
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    on_disk = {
+        ".".join(("shiro_neko", *init.parent.relative_to(SERVER).parts))
+        for init in SERVER.rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert on_disk - listed == set(), "package directories missing from [tool.setuptools].packages"
+
+
+def test_wheel_layout_imports_every_module_from_another_directory(tmp_path: Path) -> None:
+    site = _wheel_layout(tmp_path / "site")
+    modules = sorted(
+        ".".join(("shiro_neko", *p.relative_to(SERVER).with_suffix("").parts)).removesuffix(".__init__")
+        for p in SERVER.rglob("*.py")
+        if "__pycache__" not in p.parts and p.name != "__main__.py"
+    )
+    code = (
+        "import importlib, json\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "import shiro_neko\n"
+        "print(json.dumps({'file': shiro_neko.__file__}))\n"
+    )
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    # -S keeps site-packages' editable finder out; the dependencies come in through PYTHONPATH.
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(site), *deps]), SHIRO_NEKO_HOME=str(tmp_path / "home"))
+    result = python("-S", "-c", code, cwd=cwd, env=env)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert Path(out["file"]) == site / "shiro_neko" / "__init__.py"
+    version = python("-S", "-m", "shiro_neko", "--version", cwd=cwd, env=env)
+    assert version.returncode == 0 and shiro_neko.__version__ in version.stdout, version.stderr
