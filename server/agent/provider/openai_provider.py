@@ -78,7 +78,14 @@ def translate_error(exc: Exception) -> ProviderError:
         return ProviderError(f"could not reach the provider: {exc.message}", retryable=True)
     if isinstance(exc, openai.APIError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        return ProviderError(body.get("message") or exc.message, code=body.get("code"), retryable=True)
+        code = body.get("code")
+        # An in-stream error: only transient ones are worth a retry (never context_length_exceeded).
+        return ProviderError(
+            body.get("message") or exc.message,
+            code=code,
+            param=body.get("param"),
+            retryable=code in (None, "server_error", "rate_limit_exceeded"),
+        )
     return ProviderError(f"{type(exc).__name__}: {exc}")
 
 

@@ -32,7 +32,7 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         if message is None:
             break
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": "".join(p.text for p in message.content)})
+            out.append({"role": "user", "content": "\n\n".join(p.text for p in message.content)})
         elif isinstance(message, AssistantMessage):
             text = "".join(p.text for p in message.content if isinstance(p, TextPart))
             calls = [
