@@ -172,7 +172,7 @@ def test_chat_body_orders_system_calls_and_tool_messages() -> None:
                                                                "parameters": TOOL.parameters}}]
     assert body["messages"] == [
         {"role": "system", "content": "be brief"},
-        {"role": "user", "content": "ab"},
+        {"role": "user", "content": "a\n\nb"},
         {"role": "system", "content": "memo"},
         # the reasoning-only message is skipped
         {"role": "assistant", "content": "Reading.", "tool_calls": [
