@@ -1,20 +1,25 @@
 """The session index: what makes listing 10,000 sessions cost milliseconds instead of a 1 GB scan.
 
-Layout (all under `sessions/index/`, a subdirectory so that rewriting the index never changes the
-modification time of `sessions/` itself, which is our cheap "something changed" signal):
+Layout (all under `sessions/index/`, a subdirectory, so that rewriting the index never changes the
+modification time of `sessions/` itself, which is the cheap "something changed" signal):
 
 - `manifest.json`  `{"version", "sessions": {id: workspace key}, "corrupt": {id: {size, mtimeNs, reason}}}`
   every file the index knows, so a file added or deleted behind our back shows up as a set
   difference against one `os.listdir` (no stat, no read).
-- `<key>.json`     `{"version", "dirMtimeNs", "entries": {id: {title, createdAt, updatedAt, updatedTs,
-  messageCount, cwd, size, mtimeNs}}}` one workspace's sessions. `dirMtimeNs` is the mtime of
-  `sessions/` at which every entry was last known to match its file; when the directory has changed
-  since, the listing stats that workspace's files (not reads: only those whose size or mtime differ
-  are parsed again) and records the new mtime.
+- `<key>.json`     `{"version", "entries": {id: {title, createdAt, updatedAt, updatedTs, messageCount,
+  cwd, size, mtimeNs}}}` one workspace's sessions: a listing reads one of these.
+- `state.json`     `{"version", "dirMtimeNs"}` the mtime of `sessions/` at which the whole index
+  was known to match the files. Every change this code makes in `sessions/` (a save, a lease taken
+  or given back, a corrupt copy) happens under the lock and carries the state forward when it was
+  in step before; any other change (a file edited, added or removed by hand, a writer killed
+  between its rename and its index update) leaves the directory mtime ahead of the state.
 - `lock`           the file lock every index update holds (re-read, merge, write).
 
-A missing or corrupt manifest triggers a full rebuild, which still reuses any shard entry whose
-size and mtime match the file, so losing only the manifest costs stats, not a 1 GB read.
+A listing trusts the index when the state matches the directory's mtime and the manifest matches
+the directory's names. Otherwise it verifies everything under the lock: one stat per file, and
+only files whose size or mtime differ from their entry (or that are new) are read and parsed.
+A missing or corrupt manifest is rebuilt the same way from whatever shards survive, so losing the
+manifest costs stats, not a 1 GB read; losing everything costs one read of every file.
 """
 
 from __future__ import annotations
@@ -98,22 +103,22 @@ class Manifest(msgspec.Struct, kw_only=True):
 
 class Shard(msgspec.Struct, rename="camel", kw_only=True):
     version: int = INDEX_VERSION
-    dir_mtime_ns: int = 0
     entries: dict[str, IndexEntry] = msgspec.field(default_factory=dict)
+
+
+class SyncState(msgspec.Struct, rename="camel", kw_only=True):
+    version: int = INDEX_VERSION
+    dir_mtime_ns: int = -1
 
 
 _manifest_decoder = msgspec.json.Decoder(Manifest)
 _shard_decoder = msgspec.json.Decoder(Shard)
+_state_decoder = msgspec.json.Decoder(SyncState)
 _encoder = msgspec.json.Encoder()
 
 
 def record_check(session_id: str) -> Callable[[SessionRecord], str | None]:
     return lambda record: record_problem(record, session_id)
-
-
-def is_session_name(name: str) -> bool:
-    """`<uuid>.json`, cheaply: this runs on every name of a 10,000-entry directory."""
-    return len(name) == 41 and name.endswith(".json") and name[8] == name[13] == name[18] == name[23] == "-"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -124,17 +129,17 @@ def _key(cwd: str) -> str:
 class IndexTxn:
     """One read-merge-write of the index, made while holding its lock."""
 
-    def __init__(self, index: SessionIndex, manifest: Manifest, *, fresh: bool = False) -> None:
+    def __init__(self, index: SessionIndex, manifest: Manifest) -> None:
         self.index = index
         self.manifest = manifest
-        self.fresh = fresh  # a rebuild: shards start empty instead of being read from disk
         self.shards: dict[str, Shard] = {}
         self.dirty: set[str] = set()
-        self.manifest_dirty = fresh
+        self.manifest_dirty = False
+        self.verified = False  # this transaction already checked every file
 
     def shard(self, key: str) -> Shard:
         if key not in self.shards:
-            loaded = None if self.fresh else self.index.read_shard(key)
+            loaded = self.index.read_shard(key)  # None when missing or corrupt: refilled by verify
             self.shards[key] = loaded if loaded is not None else Shard()
         return self.shards[key]
 
@@ -172,10 +177,6 @@ class IndexTxn:
                 self.index.write(self.index.shard_path(key), shard)
             else:
                 self.index.remove(self.index.shard_path(key))
-        if self.fresh:
-            for path in self.index.shard_files():
-                if path.stem not in self.shards:
-                    self.index.remove(path)
         if self.manifest_dirty:
             self.index.write(self.index.manifest_path, self.manifest)
         self.dirty.clear()
@@ -185,8 +186,10 @@ class IndexTxn:
 class SessionIndex:
     def __init__(self, sessions: Path) -> None:
         self.sessions = sessions
+        self._prefix = os.fspath(sessions) + os.sep  # str joins: pathlib costs ~5 µs per file
         self.dir = sessions / "index"
         self.manifest_path = self.dir / "manifest.json"
+        self.state_path = self.dir / "state.json"
         self.lock_path = self.dir / "lock"
         # path -> ((inode, size, mtime_ns), decoded). Writers always replace files (new inode),
         # so an unchanged triple means an unchanged file and the decode can be skipped.
@@ -198,30 +201,24 @@ class SessionIndex:
 
     def shard_files(self) -> list[Path]:
         try:
-            return [self.dir / n for n in os.listdir(self.dir) if n.endswith(".json") and n != "manifest.json"]
+            names = os.listdir(self.dir)
         except FileNotFoundError:
             return []
+        return [self.dir / n for n in names if n.endswith(".json") and n not in ("manifest.json", "state.json")]
 
     def names(self) -> set[str]:
         """Ids of every `<uuid>.json` in the directory: the ground truth, one getdents, no stats."""
-        try:
-            return {n[:-5] for n in os.listdir(self.sessions) if is_session_name(n)}
-        except FileNotFoundError:
-            return set()
+        return self._scan()[0]
 
-    def remove_stale_temps(self, older_than: float = 600.0) -> None:
-        """Delete temp files a killed writer left behind (a live writer's is seconds old)."""
+    def _scan(self) -> tuple[set[str], list[str]]:
+        """(session ids, temp file names) from one listing of `sessions/`."""
         try:
-            names = [n for n in os.listdir(self.sessions) if n.startswith(".") and n.endswith(".tmp")]
+            listing = os.listdir(self.sessions)
         except FileNotFoundError:
-            return
-        cutoff = time.time() - older_than
-        for name in names:
-            try:
-                if os.stat(self.sessions / name).st_mtime < cutoff:
-                    os.unlink(self.sessions / name)
-            except FileNotFoundError:
-                pass
+            return set(), []
+        # Inline test, no per-name call: this runs over every name of a 10,000-entry directory.
+        ids = {n[:-5] for n in listing if len(n) == 41 and n.endswith(".json")}
+        return ids, [n for n in listing if n[0] == "." and n.endswith(".tmp")]
 
     def dir_mtime_ns(self) -> int:
         try:
@@ -231,7 +228,7 @@ class SessionIndex:
 
     def stamp(self, session_id: str) -> Stamp | None:
         try:
-            st = os.stat(self.sessions / f"{session_id}.json")
+            st = os.stat(f"{self._prefix}{session_id}.json")
         except FileNotFoundError:
             return None
         return (st.st_size, st.st_mtime_ns)
@@ -268,7 +265,16 @@ class SessionIndex:
     def read_shard(self, key: str) -> Shard | None:
         return self._read(self.shard_path(key), _shard_decoder)
 
-    def write(self, path: Path, value: Manifest | Shard) -> None:
+    def in_sync(self, dir_mtime: int | None = None) -> bool:
+        """Whether every change in `sessions/` since the index was verified was one of ours."""
+        state = self._read(self.state_path, _state_decoder)
+        current = self.dir_mtime_ns() if dir_mtime is None else dir_mtime
+        return state is not None and state.dir_mtime_ns == current
+
+    def write_state(self, dir_mtime: int) -> None:
+        self.write(self.state_path, SyncState(dir_mtime_ns=dir_mtime))
+
+    def write(self, path: Path, value: Manifest | Shard | SyncState) -> None:
         write_atomic(path, _encoder.encode(value))
         st = os.stat(path)
         self._cache[path] = ((st.st_ino, st.st_size, st.st_mtime_ns), value)
@@ -280,6 +286,19 @@ class SessionIndex:
         except FileNotFoundError:
             pass
 
+    def remove_stale_temps(self, names: list[str], older_than: float = 600.0) -> bool:
+        """Delete temp files a killed writer left behind (a live writer's is seconds old)."""
+        cutoff = time.time() - older_than
+        removed = False
+        for name in names:
+            try:
+                if os.stat(self._prefix + name).st_mtime < cutoff:
+                    os.unlink(self._prefix + name)
+                    removed = True
+            except FileNotFoundError:
+                pass
+        return removed
+
     @contextmanager
     def locked(self) -> Iterator[None]:
         with file_lock(self.lock_path):
@@ -289,6 +308,18 @@ class SessionIndex:
                 # A failed update may have mutated cached objects that were never written.
                 self._cache.clear()
                 raise
+
+    @contextmanager
+    def our_change(self) -> Iterator[bool]:
+        """Wrap a change we make in `sessions/` (lock held): keeps the state in step if it was.
+
+        Not written when the body raises: the change may be half done, so the next listing
+        verifies instead of trusting.
+        """
+        synced = self.in_sync()
+        yield synced
+        if synced:
+            self.write_state(self.dir_mtime_ns())
 
     # -- parsing --------------------------------------------------------------------------
     def parse(self, session_id: str) -> tuple[str, IndexEntry] | CorruptNote | None:
@@ -317,91 +348,91 @@ class SessionIndex:
 
     # -- transactions (lock held) ---------------------------------------------------------
     def begin(self) -> IndexTxn:
+        """A transaction on the current index; rebuilds (and commits) it first when it is lost."""
         manifest = self.read_manifest()
-        return IndexTxn(self, manifest) if manifest is not None else self.rebuild()
-
-    def rebuild(self) -> IndexTxn:
-        """Index every session file again; shard entries whose stamp still matches are reused."""
-        dir_mtime = self.dir_mtime_ns()
+        if manifest is not None:
+            return IndexTxn(self, manifest)
         names = self.names()
         if names:
             log.info("rebuilding the session index from %d files in %s", len(names), self.sessions)
-        known: dict[str, tuple[str, IndexEntry]] = {}
-        for path in self.shard_files():
-            shard = self._read(path, _shard_decoder)
-            if shard is not None:
-                known.update((sid, (path.stem, entry)) for sid, entry in shard.entries.items())
-        txn = IndexTxn(self, Manifest(), fresh=True)
-        for session_id in sorted(names):
-            hit = known.get(session_id)
-            if hit is not None and (hit[1].size, hit[1].mtime_ns) == self.stamp(session_id):
-                txn.put(session_id, *hit)
-            else:
-                self.reparse(txn, session_id)
-        for shard in txn.shards.values():
-            shard.dir_mtime_ns = dir_mtime
+        txn = IndexTxn(self, Manifest())
+        txn.manifest_dirty = True
+        for path in self.shard_files():  # whatever survived: entries are reused where stamps match
+            for session_id in txn.shard(path.stem).entries:
+                txn.manifest.sessions[session_id] = path.stem
+        self.verify(txn)
         return txn
+
+    def verify(self, txn: IndexTxn) -> None:
+        """Make the whole index match the directory, commit, and record the state.
+
+        One stat per file; only new files and files whose size or mtime changed are parsed.
+        """
+        dir_mtime = self.dir_mtime_ns()  # before the scan: a change during it shows up next time
+        names, temps = self._scan()
+        if temps and self.remove_stale_temps(temps):
+            dir_mtime = self.dir_mtime_ns()
+            names = self.names()
+        manifest = txn.manifest
+        for key in {*manifest.sessions.values(), *(p.stem for p in self.shard_files())}:
+            txn.shard(key)
+        for session_id in [*manifest.sessions, *manifest.corrupt]:
+            if session_id not in names:
+                txn.drop(session_id)
+        # What each file looked like when indexed; the loop below is the cost of a verify at
+        # 10,000 files, so it is kept to one dict lookup and one stat per file.
+        known: dict[str, tuple[int, int]] = {
+            sid: (note.size, note.mtime_ns) for sid, note in manifest.corrupt.items()
+        }
+        for key, shard in txn.shards.items():
+            known.update((sid, (e.size, e.mtime_ns)) for sid, e in shard.entries.items() if manifest.sessions.get(sid) == key)
+        changed = []
+        for session_id in names:
+            seen = known.get(session_id)
+            if seen is not None:
+                try:
+                    st = os.stat(f"{self._prefix}{session_id}.json")
+                except FileNotFoundError:
+                    pass
+                else:
+                    if seen[0] == st.st_size and seen[1] == st.st_mtime_ns:
+                        continue
+            changed.append(session_id)
+        for session_id in changed:
+            self.reparse(txn, session_id)
+        for key, shard in txn.shards.items():
+            stray = [sid for sid in shard.entries if manifest.sessions.get(sid) != key]
+            for session_id in stray:
+                del shard.entries[session_id]
+            if stray or not shard.entries:
+                txn.dirty.add(key)
+        txn.commit()
+        self.write_state(dir_mtime)
+        txn.verified = True
 
     # -- the listing path -----------------------------------------------------------------
     def refresh(self, key: str | None) -> tuple[Manifest, Shard | None]:
-        """Manifest and the shard of `key`, repaired first if the directory disagrees with them."""
+        """Manifest and the shard of `key`, verified first if the directory disagrees with them."""
         dir_mtime = self.dir_mtime_ns()
         names = self.names()
         manifest = self.read_manifest()
         if manifest is None and not names:
             return Manifest(), None  # nothing stored: do not create index files for a read
-        shard = self.read_shard(key) if key is not None and manifest is not None else None
-        if manifest is not None and self._fresh(manifest, names, key, shard, dir_mtime):
-            return manifest, shard
+        if manifest is not None and self.in_sync(dir_mtime) and self._matches(manifest, names):
+            shard = self.read_shard(key) if key is not None else None
+            if shard is not None or key is None or key not in manifest.sessions.values():
+                return manifest, shard
         with self.locked():
-            return self._repair(key)
+            txn = self.begin()
+            if not txn.verified:
+                self.verify(txn)
+            shard = txn.shards.get(key) if key is not None else None
+            return txn.manifest, shard if shard is not None and shard.entries else None
 
-    def _fresh(self, manifest: Manifest, names: set[str], key: str | None, shard: Shard | None, dir_mtime: int) -> bool:
+    def _matches(self, manifest: Manifest, names: set[str]) -> bool:
         if len(names) != len(manifest.sessions) + len(manifest.corrupt):
             return False
-        if any(n not in manifest.sessions and n not in manifest.corrupt for n in names):
+        if not (names.issuperset(manifest.sessions.keys()) and names.issuperset(manifest.corrupt.keys())):
             return False
-        for session_id, note in manifest.corrupt.items():  # fixed (or re-broken) by hand?
-            if self.stamp(session_id) != (note.size, note.mtime_ns):
-                return False
-        if key is None:
-            return True
-        if shard is None:
-            return key not in manifest.sessions.values()
-        return shard.dir_mtime_ns == dir_mtime
-
-    def _repair(self, key: str | None) -> tuple[Manifest, Shard | None]:
-        self.remove_stale_temps()
-        txn = self.begin()
-        dir_mtime = self.dir_mtime_ns()  # before the scan: a change during it shows up next time
-        names = self.names()
-        manifest = txn.manifest
-        for session_id in names:
-            if session_id not in manifest.sessions and session_id not in manifest.corrupt:
-                self.reparse(txn, session_id)
-        for session_id in [*manifest.sessions, *manifest.corrupt]:
-            if session_id not in names:
-                txn.drop(session_id)
-        for session_id, note in list(manifest.corrupt.items()):
-            if self.stamp(session_id) != (note.size, note.mtime_ns):
-                self.reparse(txn, session_id)
-        if key is not None:
-            shard = txn.shard(key)
-            if shard.dir_mtime_ns != dir_mtime:
-                self._verify(txn, key, dir_mtime)
-        txn.commit()
-        if key is None:
-            return manifest, None
-        return manifest, txn.shards[key] if txn.shards[key].entries else None
-
-    def _verify(self, txn: IndexTxn, key: str, dir_mtime: int) -> None:
-        """Make one workspace's shard match its files: stat each, parse only those that changed."""
-        shard = txn.shard(key)
-        for session_id in [sid for sid, k in txn.manifest.sessions.items() if k == key]:
-            entry = shard.entries.get(session_id)
-            if entry is None or (entry.size, entry.mtime_ns) != self.stamp(session_id):
-                self.reparse(txn, session_id)
-        for session_id in [sid for sid in shard.entries if txn.manifest.sessions.get(sid) != key]:
-            del shard.entries[session_id]
-        shard.dir_mtime_ns = dir_mtime
-        txn.dirty.add(key)
+        # A corrupt file fixed (or broken again) in place: cheap, there are few of them.
+        return all(self.stamp(sid) == (note.size, note.mtime_ns) for sid, note in manifest.corrupt.items())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import logging
 import os
 import re
 import threading
@@ -27,7 +26,6 @@ from .atomic import (
     copy_aside_corrupt,
     corrupt_reason,
     decode_or_corrupt,
-    file_lock,
     read_lease_pid,
     warn_corrupt_once,
     write_atomic,
@@ -46,7 +44,6 @@ from .session_record import (
     record_decoder,
 )
 
-log = logging.getLogger("shiro_neko.state")
 
 HINT_MIN = 8  # resume hints show at least this many characters of the id
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -86,7 +83,7 @@ class SessionBusy(StateError):
         self.pid = pid
         holder = f" (pid {pid})" if pid else ""
         super().__init__(
-            f"session {session_id[:HINT_MIN]} is open in another shiro-neko server{holder}; "
+            f"session {session_id} is open in another shiro-neko server{holder}; "
             "it can be continued as a copy (fork) instead"
         )
 
@@ -156,7 +153,10 @@ class SessionStore:
             held = self._leases.get(session_id)
             if held is not None:
                 return held  # the same server resuming its own session
-            lease = FileLease.try_acquire(self.lock_path(session_id))
+            # Under the index lock: creating the lock file changes `sessions/`, and the index
+            # must know that change was ours (see session_index.py, state.json).
+            with self._index.locked(), self._index.our_change():
+                lease = FileLease.try_acquire(self.lock_path(session_id))
             if lease is None:
                 raise SessionBusy(session_id, read_lease_pid(self.lock_path(session_id)))
             self._leases[session_id] = SessionLease(self, session_id, lease)
@@ -166,7 +166,8 @@ class SessionStore:
         with self._mutex:
             held = self._leases.pop(session_id, None)
             if held is not None:
-                held._lease.release()
+                with self._index.locked(), self._index.our_change():
+                    held._lease.release()
 
     def holds(self, session_id: str) -> bool:
         with self._mutex:
@@ -189,38 +190,31 @@ class SessionStore:
             return None
         self._check_id(record.id)
         with self._mutex:
-            transient: FileLease | None = None
-            if record.id not in self._leases:
-                transient = FileLease.try_acquire(self.lock_path(record.id))
-                if transient is None:
-                    raise SessionBusy(record.id, read_lease_pid(self.lock_path(record.id)))
-            try:
-                if touch:
-                    record.updated_at = now_iso()
-                if not record.title:
-                    record.title = make_title(first_prompt(record.messages))
-                data = encode_record(record)
-                path = self.path(record.id)
-                with self._index.locked():
-                    txn = self._index.begin()
-                    key = self._index.key_for(record.cwd)
-                    shard = txn.shard(key)
-                    in_sync = shard.dir_mtime_ns == self._index.dir_mtime_ns()
-                    self._guard_overwrite(txn, record.id)
-                    write_atomic(path, data)
-                    if transient is not None:
-                        # Before the directory stamp below: the unlink changes the directory too.
-                        transient.release()
-                        transient = None
+            if touch:
+                record.updated_at = now_iso()
+            if not record.title:
+                record.title = make_title(first_prompt(record.messages))
+            data = encode_record(record)
+            key = self._index.key_for(record.cwd)
+            path = self.path(record.id)
+            with self._index.locked():
+                txn = self._index.begin()
+                with self._index.our_change():
+                    transient: FileLease | None = None
+                    if record.id not in self._leases:
+                        transient = FileLease.try_acquire(self.lock_path(record.id))
+                        if transient is None:
+                            raise SessionBusy(record.id, read_lease_pid(self.lock_path(record.id)))
+                    try:
+                        self._guard_overwrite(txn, record.id)
+                        write_atomic(path, data)
+                    finally:
+                        if transient is not None:
+                            transient.release()
                     st = os.stat(path)
                     txn.put(record.id, key, IndexEntry.of(record, st.st_size, st.st_mtime_ns))
-                    if in_sync:  # nothing but our own write happened since the shard was verified
-                        shard.dir_mtime_ns = self._index.dir_mtime_ns()
                     txn.commit()
-                return path
-            finally:
-                if transient is not None:
-                    transient.release()
+            return path
 
     def _guard_overwrite(self, txn: IndexTxn, session_id: str) -> None:
         """Copy a corrupt file aside before a save replaces it (nothing rewrites it before that).
@@ -264,7 +258,8 @@ class SessionStore:
                 return record
         except msgspec.DecodeError:
             pass
-        with self._mutex, self._index.locked():  # serialises the copy aside with other processes
+        # Under the lock: serialises the copy aside with other processes, and it is our change.
+        with self._mutex, self._index.locked(), self._index.our_change():
             try:
                 return decode_or_corrupt(path, data, record_decoder, check)
             except CorruptFile as exc:
