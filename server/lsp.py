@@ -85,7 +85,7 @@ class ShiroServer(LanguageServer):
     def after_exit(self) -> None:
         """The pipe closed without `shutdown`: flush anyway and say so on our own log (stderr)."""
         if not self.shut_down:
-            asyncio.run(self.service.flush(log_line=lambda line: print(line, file=sys.stderr, flush=True)))
+            self.service.flush_sync(log_line=lambda line: print(line, file=sys.stderr, flush=True))
 
     def host_for(self, root: Path) -> LspToolHost:
         return LspToolHost(root, self)

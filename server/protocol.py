@@ -70,6 +70,17 @@ class WorkspaceArgs(_Args):
     workspace: str | None = None
 
 
+class SessionsArgs(_Args):
+    limit: int = 15
+    workspace: str | None = None
+
+
+class ResumeArgs(_Args):
+    id: str | None = None
+    latest: bool = False
+    workspace: str | None = None
+
+
 class RememberArgs(_Args):
     kind: str
     text: str

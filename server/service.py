@@ -4,9 +4,10 @@ does. `commands/` decodes arguments and calls in here; `lsp.py` supplies the edi
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import uuid_utils
 
@@ -17,7 +18,7 @@ from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
 from .config import Settings, merge_settings
 from .errors import Refused
-from .protocol import AbortResult, ChatArgs, HistoryResult, NewSessionResult, SessionArgs, WorkspaceArgs
+from .protocol import AbortResult, ChatArgs, NewSessionResult, SessionArgs
 from .workspaces import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
@@ -41,10 +42,12 @@ class ShiroService:
         self.system_blocks: list[Callable[[AgentSession], str]] = []
         self.on_session_change: list[Callable[[AgentSession, bool], None]] = []
         self.on_session_open: list[Callable[[AgentSession], None]] = []
+        self.on_prompt: list[Callable[[Workspace, str], None]] = []
         # Set by features.setup_all; typed loosely to keep the service free of feature imports.
         self.todos: Any = None
         self.memory: Any = None
-        self.flush_hooks: list[Callable[[Callable[[str], None]], Awaitable[None]]] = []
+        self.history: Any = None
+        self.persistence: Any = None
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
@@ -104,14 +107,9 @@ class ShiroService:
         workspace = self.workspaces.pick(workspace_uri)
         return workspace.current or self.new_session(workspace)
 
-    # -- prompt history (in memory until the sessions feature makes it durable) -----------
     def record_prompt(self, workspace: Workspace, prompt: str) -> None:
-        if not workspace.history or workspace.history[-1] != prompt:
-            workspace.history.append(prompt)
-            del workspace.history[:-200]
-
-    def history(self, args: WorkspaceArgs) -> HistoryResult:
-        return HistoryResult(prompts=list(self.workspaces.pick(args.workspace).history))
+        for hook in self.on_prompt:
+            hook(workspace, prompt)
 
     # -- commands -------------------------------------------------------------------------
     def submit_chat(self, args: ChatArgs) -> tuple[AgentSession, QueuedPrompt]:
@@ -142,9 +140,14 @@ class ShiroService:
         return NewSessionResult(sessionId=session.id)
 
     async def flush(self, log_line: Callable[[str], None]) -> None:
-        """Write what is pending; persistence hooks register here."""
-        for hook in self.flush_hooks:
-            await hook(log_line)
+        """Write what is pending and say what was saved (shutdown)."""
+        await asyncio.to_thread(self.history.flush)
+        await self.persistence.flush(log_line)
+
+    def flush_sync(self, log_line: Callable[[str], None]) -> None:
+        """The same, after the event loop has ended (the pipe closed without `shutdown`)."""
+        self.history.flush()
+        self.persistence.flush_sync(log_line)
 
     async def stop(self) -> None:
         """Shutdown: end running turns (a waiting approval stays pending in the record)."""

@@ -5,7 +5,7 @@ Without folders, `rootUri`, else the server's working directory (PROTOCOL.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -29,7 +29,6 @@ class Workspace:
     root: Path
     key: str
     current: "AgentSession | None" = None
-    history: list[str] = field(default_factory=list)
 
     @property
     def uri(self) -> str:

@@ -53,8 +53,9 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, notebook, session
+    from . import chat, notebook, session, sessions
 
     chat.register(server)
     session.register(server)
+    sessions.register(server)
     notebook.register(server)

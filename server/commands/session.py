@@ -23,4 +23,5 @@ def register(server: "ShiroServer") -> None:
 
     @command(server, wire.HISTORY, WorkspaceArgs)
     async def history(ls: "ShiroServer", args: WorkspaceArgs) -> HistoryResult:
-        return ls.service.history(args)
+        prompts = await ls.service.history.load(ls.service.workspaces.pick(args.workspace))
+        return HistoryResult(prompts=prompts)

@@ -10,8 +10,10 @@ if TYPE_CHECKING:
 
 
 def setup_all(service: "ShiroService") -> None:
-    from . import instructions, memory, todos
+    from . import history, instructions, memory, sessions, todos
 
+    service.persistence = sessions.setup(service)
+    service.history = history.setup(service)
     service.todos = todos.setup(service)
     service.memory = memory.setup(service)
     instructions.setup(service)

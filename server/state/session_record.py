@@ -15,18 +15,13 @@ from typing import Literal
 import msgspec
 import uuid_utils
 
+from ..agent.todos import Todo
 from ..agent.transcript import Message, TextPart, UserMessage
 
 TodoStatus = Literal["pending", "in_progress", "completed", "blocked"]
 
 #: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
 TITLE_MAX = 80
-
-
-class Todo(msgspec.Struct, omit_defaults=True):
-    content: str
-    status: TodoStatus
-    note: str | None = None
 
 
 class Notebook(msgspec.Struct):
@@ -46,6 +41,8 @@ class SessionRecord(msgspec.Struct, rename="camel", kw_only=True):
     cost_usd: float | None = None  # null for a model without a known price
     notebook: Notebook = msgspec.field(default_factory=Notebook)
     messages: list[Message] = msgspec.field(default_factory=list)
+    # Summaries of automatically pruned spans, made once per span (context management).
+    span_summaries: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):

@@ -1,0 +1,29 @@
+"""shiro.sessions, shiro.resume, shiro.save."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import protocol as wire
+from ..protocol import ResumeArgs, SessionArgs, SessionsArgs
+from . import command
+
+if TYPE_CHECKING:
+    from ..lsp import ShiroServer
+
+
+def register(server: "ShiroServer") -> None:
+    service = server.service
+
+    @command(server, wire.SESSIONS, SessionsArgs)
+    async def sessions(ls: "ShiroServer", args: SessionsArgs) -> dict[str, Any]:
+        rows = await service.persistence.list(service.workspaces.pick(args.workspace), args.limit)
+        return {"sessions": rows}
+
+    @command(server, wire.RESUME, ResumeArgs)
+    async def resume(ls: "ShiroServer", args: ResumeArgs) -> dict[str, Any]:
+        return await service.persistence.resume(service.workspaces.pick(args.workspace), args.id, args.latest)
+
+    @command(server, wire.SAVE, SessionArgs)
+    async def save(ls: "ShiroServer", args: SessionArgs) -> dict[str, Any]:
+        return await service.persistence.save_command(service.session_for(args.sessionId, args.workspace))

@@ -1,0 +1,251 @@
+"""Sessions on disk: autosave, `shiro.sessions` / `resume` / `save`, leases, and the shutdown line.
+
+Autosave follows PROTOCOL.md: a trailing debounce of 400 ms, at most 2 s between saves while a
+turn streams, and an immediate save when a turn ends. Writes run in one worker thread per server,
+so they stay off the event loop and land in order.
+
+Two windows on one session: whoever resumes second gets a *fork* (a copy under a new id) rather
+than a read-only view, so both can carry on and neither overwrites the other. The answer says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..agent.transcript import pending_calls
+from ..errors import InvalidArguments, Refused
+from ..state.atomic import StateError
+from ..state.paths import shiro_home
+from ..state.session_record import Notebook, SessionRecord, make_title, now_iso
+from ..state.session_store import SessionBusy, SessionStore
+from ..workspaces import Workspace
+
+if TYPE_CHECKING:
+    from ..agent.session import AgentSession
+    from ..service import ShiroService
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 0.4
+MAX_GAP_S = 2.0
+
+
+@dataclass
+class _SaveState:
+    timer: asyncio.TimerHandle | None = None
+    first_change: float | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    created_at: str = ""
+    warned: bool = False
+
+
+def to_record(session: "AgentSession", model: str) -> SessionRecord:
+    """A snapshot: lists are copied so the loop can go on appending while the worker encodes."""
+    return SessionRecord(
+        id=session.id,
+        created_at=session.created_at or now_iso(),
+        updated_at=now_iso(),
+        cwd=str(session.root),
+        provider="openai",
+        model=model,
+        title=make_title(session.title) if session.title else "",
+        input_tokens=session.input_tokens,
+        output_tokens=session.output_tokens,
+        cost_usd=session.cost_usd,
+        notebook=Notebook(todos=list(session.todos)),
+        messages=list(session.messages),
+        span_summaries=dict(session.extra.get("spanSummaries", {})),
+    )
+
+
+class SessionsFeature:
+    def __init__(self, service: "ShiroService") -> None:
+        self.service = service
+        self.store = SessionStore(shiro_home())
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shiro-save")
+        self._states: dict[str, _SaveState] = {}
+        service.on_session_change.append(self.changed)
+
+    # -- autosave -------------------------------------------------------------------------
+    def _state(self, session: "AgentSession") -> _SaveState:
+        state = self._states.get(session.id)
+        if state is None:
+            state = self._states[session.id] = _SaveState()
+        return state
+
+    def changed(self, session: "AgentSession", turn_ended: bool) -> None:
+        if session.read_only or not session.messages:
+            return
+        if not session.created_at:
+            session.created_at = now_iso()
+        state = self._state(session)
+        loop = asyncio.get_running_loop()
+        now = time.monotonic()
+        if state.timer is not None:
+            state.timer.cancel()
+        if turn_ended:
+            delay = 0.0
+        else:
+            if state.first_change is None:
+                state.first_change = now
+            delay = min(DEBOUNCE_S, max(0.0, state.first_change + MAX_GAP_S - now))
+        state.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self.save(session)))
+
+    async def save(self, session: "AgentSession") -> Any:
+        """Write the session now (in the writer thread); None when it has no messages."""
+        state = self._state(session)
+        if state.timer is not None:
+            state.timer.cancel()
+            state.timer = None
+        state.first_change = None
+        if not session.messages or session.read_only:
+            return None
+        async with state.lock:
+            record = to_record(session, self.service.settings.effective_model)
+            loop = asyncio.get_running_loop()
+            try:
+                path = await loop.run_in_executor(self._writer, self._save_owned, record)
+            except StateError as exc:
+                if not state.warned:
+                    state.warned = True
+                    log.warning("session %s not saved: %s", session.id, exc)
+                    session.deps.sink.event(
+                        {"sessionId": session.id, "turnId": "", "type": "notice", "message": f"session not saved: {exc}"}
+                    )
+                raise Refused(str(exc)) from None
+            return path
+
+    def _save_owned(self, record: SessionRecord) -> Any:
+        # The lease is taken at the first save and kept: a second window resuming it gets a fork.
+        if not self.store.holds(record.id):
+            self.store.acquire(record.id)
+        return self.store.save(record)
+
+    def save_sync(self, session: "AgentSession") -> None:
+        """For the closed-pipe path, when no event loop runs any more."""
+        if session.messages and not session.read_only:
+            self._writer.submit(lambda: None).result()  # let queued writes land first
+            self._save_owned(to_record(session, self.service.settings.effective_model))
+
+    # -- commands -------------------------------------------------------------------------
+    async def save_command(self, session: "AgentSession") -> dict[str, Any]:
+        if not session.messages:
+            return {"saved": False, "messageCount": 0, "reason": "the session has no messages, so nothing was written"}
+        path = await self.save(session)
+        return {"saved": path is not None, "messageCount": len(session.messages), "path": str(path)}
+
+    async def list(self, workspace: Workspace, limit: int) -> list[dict[str, Any]]:
+        import msgspec
+
+        if limit < 1:
+            raise InvalidArguments("limit must be at least 1")
+        rows = await asyncio.to_thread(self.store.list, workspace.root, limit)
+        return msgspec.to_builtins(rows)
+
+    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool) -> dict[str, Any]:
+        if latest == (prefix is not None):
+            raise InvalidArguments("give either an id (or unique prefix) or latest: true")
+        try:
+            if latest:
+                session_id = await asyncio.to_thread(self.store.latest, workspace.root)
+                if session_id is None:
+                    raise Refused(f"no saved session in {workspace.root} yet")
+            else:
+                session_id = await asyncio.to_thread(self.store.resolve, prefix or "", workspace.root)
+            open_here = self.service.sessions.get(session_id)
+            if open_here is not None:
+                return self._opened(workspace, open_here, forked_from=None)
+            record = await asyncio.to_thread(self.store.load, session_id)
+            forked_from = None
+            try:
+                await asyncio.to_thread(self.store.acquire, session_id)
+            except SessionBusy:
+                # Another window writes this session: carry on in a copy rather than clobber it.
+                forked_from = session_id
+                record = self.store.fork(record)
+                await asyncio.to_thread(self.store.acquire, record.id)
+        except StateError as exc:
+            raise Refused(str(exc)) from None
+        session = self._from_record(workspace, record)
+        if forked_from is not None:
+            await self.save(session)
+        return self._opened(workspace, session, forked_from)
+
+    def _from_record(self, workspace: Workspace, record: SessionRecord) -> "AgentSession":
+        session = self.service.make_session(workspace, session_id=record.id)
+        session.messages = list(record.messages)
+        session.todos = list(record.notebook.todos)
+        session.title = record.title
+        session.created_at = record.created_at
+        session.input_tokens = record.input_tokens
+        session.output_tokens = record.output_tokens
+        session.cost_usd = record.cost_usd
+        session.extra["spanSummaries"] = dict(record.span_summaries)
+        return session
+
+    def _opened(self, workspace: Workspace, session: "AgentSession", forked_from: str | None) -> dict[str, Any]:
+        import msgspec
+
+        workspace.current = session
+        self.service.opened(session)
+        if pending_calls(session.messages) and not session.running:
+            # A suspended approval: ask again now; the answer runs the call and the turn goes on.
+            session.submit(None)
+        result: dict[str, Any] = {
+            "sessionId": session.id,
+            "title": session.title,
+            "messages": msgspec.to_builtins(session.messages),
+            "todos": msgspec.to_builtins(session.todos),
+        }
+        if forked_from is not None:
+            result["forkedFrom"] = forked_from
+        return result
+
+    # -- shutdown -------------------------------------------------------------------------
+    def goodbye_lines(self, session: "AgentSession") -> str:
+        if not session.messages:
+            return "The session had no messages, so it was never written."
+        hint = self.store.resume_hint(session.id)
+        count = len(session.messages)
+        return (
+            f'Saved {count} message{"s" if count != 1 else ""}: "{make_title(session.title)}"\n\n'
+            "Resume it with:\n"
+            "  shiro -c                    newest session in this directory\n"
+            f"  shiro -r {hint:<18} this session by id"
+        )
+
+    async def flush(self, log_line: Callable[[str], None]) -> None:
+        for workspace in self.service.workspaces.all():
+            session = workspace.current
+            if session is None:
+                continue
+            if session.messages and not session.read_only:
+                try:
+                    await self.save(session)
+                except Refused as exc:
+                    log_line(f"session {session.id} could not be saved: {exc}")
+                    continue
+            log_line(self.goodbye_lines(session))
+        await asyncio.to_thread(self.store.close)
+
+    def flush_sync(self, log_line: Callable[[str], None]) -> None:
+        for workspace in self.service.workspaces.all():
+            session = workspace.current
+            if session is None:
+                continue
+            try:
+                self.save_sync(session)
+            except StateError as exc:
+                log_line(f"session {session.id} could not be saved: {exc}")
+                continue
+            log_line(self.goodbye_lines(session))
+        self.store.close()
+
+
+def setup(service: "ShiroService") -> SessionsFeature:
+    return SessionsFeature(service)
