@@ -23,9 +23,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class _QuietRefusals(logging.Filter):
+    """pygls logs a traceback for every error answer; a refusal we raised on purpose is not one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        from pygls.exceptions import JsonRpcException
+
+        return not isinstance(exc, JsonRpcException)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="shiro-lsp %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_QuietRefusals())
     from .lsp import create_server  # after argument parsing: --help and --version stay instant
 
     server = create_server()

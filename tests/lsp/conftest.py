@@ -21,6 +21,7 @@ from pytest_lsp.client import make_test_lsp_client
 from tests.fake_provider import FakeProvider
 
 CLIENTS = ["visual-studio-code", "neovim"]
+HANG = "<never answer>"
 
 
 def plain(obj: Any) -> Any:
@@ -59,6 +60,7 @@ class Harness:
     edits: list[Any] = field(default_factory=list)
     apply_edits: bool = True
     init_result: Any = None
+    hang: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def command(self, name: str, *arguments: Any) -> Any:
         result = await self.client.workspace_execute_command_async(
@@ -116,9 +118,12 @@ async def start_client(
         h.statuses.append(plain(params))
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+    async def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         h.asked.append(params.message)
         answer = h.answers.pop(0) if h.answers else "Allow"
+        if answer == HANG:  # the user walks away from the dialog (until the test lets go)
+            await h.hang.wait()
+            return None
         return types.MessageActionItem(title=answer) if answer else None
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
