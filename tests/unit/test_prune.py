@@ -1,0 +1,331 @@
+"""Automatic pruning of the wire view: one example per rule (prune.py, docs/context.md)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from shiro_neko.agent import prune as prune_mod
+from shiro_neko.agent.prune import (
+    LADDER_STEPS,
+    PrunedSpan,
+    detach_orphaned_items,
+    drop_orphaned_results,
+    marker_text,
+    prune_for_wire,
+    summary_request,
+)
+from shiro_neko.agent.provider import wire_chat, wire_responses
+from shiro_neko.agent.provider.base import ProviderRequest
+from shiro_neko.agent.transcript import (
+    AssistantMessage,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+    ToolResultPart,
+    UserMessage,
+    encode_messages,
+    estimate_tokens,
+    pending_calls,
+)
+from tests.fake_provider import FakeProvider
+
+
+def user(text: str) -> UserMessage:
+    return UserMessage(content=[TextPart(text=text)])
+
+
+def call(cid: str, name: str = "read_file", item_id: str | None = None, **args: object) -> ToolCallPart:
+    return ToolCallPart(tool_call_id=cid, tool_name=name, input=args or {"path": "a.py"}, item_id=item_id)
+
+
+def results(*pairs: tuple[str, str]) -> ToolMessage:
+    return ToolMessage(content=[ToolResultPart(tool_call_id=c, tool_name="read_file", output=o) for c, o in pairs])
+
+
+def step(n: int, *, output: str = "x" * 400, reasoning: bool = True, text: str | None = None) -> list[Message]:
+    """One stored response (reasoning, optional text, one call) and its tool message."""
+    parts: list = []
+    if reasoning:
+        parts.append(ReasoningPart(text=f"think {n}", item_id=f"rs_{n}", encrypted_content="gAAA" * 20))
+    if text is not None:
+        parts.append(TextPart(text=text, item_id=f"msg_{n}"))
+    parts.append(call(f"call_{n}", item_id=f"fc_{n}", path=f"f{n}.py"))
+    return [AssistantMessage(content=parts), results((f"call_{n}", output))]
+
+
+def long_task(turns: int = 3, steps_per_turn: int = 20, output: str = "x" * 400) -> list[Message]:
+    out: list[Message] = []
+    k = 0
+    for t in range(turns):
+        out.append(user(f"task {t}"))
+        for _ in range(steps_per_turn):
+            out += step(k, output=output, text=f"looking at f{k}.py")
+            k += 1
+        out.append(AssistantMessage(content=[TextPart(text=f"done with task {t}", item_id=f"msg_end{t}")]))
+    return out
+
+
+def item_ids(messages: list[Message]) -> list[str]:
+    return [p.item_id for m in messages if isinstance(m, AssistantMessage) for p in m.content if p.item_id]
+
+
+def markers(messages: list[Message]) -> list[str]:
+    return [m.content[0].text for m in messages if isinstance(m, UserMessage) and "history was pruned" in m.content[0].text]
+
+
+def call_ids(messages: list[Message]) -> set[str]:
+    return {p.tool_call_id for m in messages if isinstance(m, AssistantMessage) for p in m.content
+            if isinstance(p, ToolCallPart)}
+
+
+def result_ids(messages: list[Message]) -> set[str]:
+    return {r.tool_call_id for m in messages if isinstance(m, ToolMessage) for r in m.content}
+
+
+def validate_both(messages: list[Message]) -> None:
+    fake = FakeProvider()
+    request = ProviderRequest("m", "sys", messages)
+    fake._validate_responses(wire_responses.request_body(request, store=True))
+    fake._validate_chat(wire_chat.request_body(request))
+
+
+# ------------------------------------------------------------------------------------- fits
+
+
+def test_fits_returns_the_messages_unchanged_with_their_ids() -> None:
+    messages = long_task(1, 3)
+    view = prune_for_wire(messages, estimate_tokens(messages))
+    assert view.pruned is False and view.steps == 0 and view.spans == []
+    assert view.messages == messages and view.messages is not messages
+    assert all(a is b for a, b in zip(view.messages, messages))
+    assert item_ids(view.messages) == item_ids(messages)
+    assert view.tokens == estimate_tokens(messages)
+
+
+# ------------------------------------------------------------------------------------- rung 1
+
+
+def test_reasoning_is_stripped_first_and_tool_history_stays() -> None:
+    messages = long_task(2, 10, output="short")
+    without_reasoning = [
+        AssistantMessage(content=[p for p in m.content if not isinstance(p, ReasoningPart)])
+        if isinstance(m, AssistantMessage) else m
+        for m in messages
+    ]
+    budget = estimate_tokens(without_reasoning)  # fits once reasoning (and item ids) are gone
+    view = prune_for_wire(messages, budget)
+    assert view.pruned and view.steps == 1 and view.spans == []
+    assert not any(isinstance(p, ReasoningPart) for m in view.messages if isinstance(m, AssistantMessage)
+                   for p in m.content)
+    assert call_ids(view.messages) == call_ids(messages)
+    assert result_ids(view.messages) == result_ids(messages)
+    assert item_ids(view.messages) == []  # every provider id stripped once pruned
+    assert not markers(view.messages)  # reasoning alone is no loss worth a marker
+    validate_both(view.messages)
+
+
+def test_a_reasoning_only_response_disappears_without_a_marker() -> None:
+    messages = [user("hi"), AssistantMessage(content=[ReasoningPart(text="r" * 4000, item_id="rs_1")]),
+                AssistantMessage(content=[TextPart(text="hello", item_id="msg_2")])]
+    view = prune_for_wire(messages, 100)
+    assert view.messages == [user("hi"), AssistantMessage(content=[TextPart(text="hello")])]
+    assert view.steps == 1 and view.spans == []
+
+
+# ------------------------------------------------------------------------------------- repairs
+
+
+def test_detach_orphaned_items_sends_a_response_inline_when_its_reasoning_went() -> None:
+    before = [
+        user("q"),
+        AssistantMessage(content=[ReasoningPart(text="r", item_id="rs_1"), TextPart(text="a", item_id="msg_1"),
+                                  call("c1", item_id="fc_1")]),
+        results(("c1", "out")),
+        AssistantMessage(content=[TextPart(text="b", item_id="msg_2")]),  # no reasoning: stays a reference
+    ]
+    stripped = [m if not isinstance(m, AssistantMessage) else
+                AssistantMessage(content=[p for p in m.content if not isinstance(p, ReasoningPart)]) for m in before]
+    snapshot = encode_messages(stripped)
+    out = detach_orphaned_items(stripped, before)
+    assert encode_messages(stripped) == snapshot
+    assert out[1] == AssistantMessage(content=[TextPart(text="a"), call("c1")])
+    assert out[3] is stripped[3]
+    assert out[0] is stripped[0] and out[2] is stripped[2]
+    # Without `before`, a message whose reasoning lost its id is detached as well.
+    lost_id = AssistantMessage(content=[ReasoningPart(text="r", encrypted_content="e"), TextPart(text="a", item_id="msg_1")])
+    assert detach_orphaned_items([lost_id]) == [
+        AssistantMessage(content=[ReasoningPart(text="r", encrypted_content="e"), TextPart(text="a")])
+    ]
+    assert detach_orphaned_items(stripped) == stripped  # nothing tells it what went
+    with pytest.raises(ValueError):
+        detach_orphaned_items(stripped, before[:2])
+
+
+def test_detached_response_passes_where_the_reference_would_be_rejected() -> None:
+    fake = FakeProvider()
+    fake._store_output("resp_1", [{"id": "rs_1", "type": "reasoning", "summary": []},
+                                  {"id": "msg_1", "type": "message", "role": "assistant", "content": []}], True)
+    before = [user("q"), AssistantMessage(content=[ReasoningPart(text="r", item_id="rs_1"),
+                                                   TextPart(text="a", item_id="msg_1")]), user("next")]
+    stripped = [before[0], AssistantMessage(content=[TextPart(text="a", item_id="msg_1")]), before[2]]
+    body = lambda ms: wire_responses.request_body(ProviderRequest("m", "", ms), store=True)  # noqa: E731
+    with pytest.raises(Exception, match="without its required 'reasoning' item"):
+        fake._validate_responses(body(stripped))
+    fake._validate_responses(body(detach_orphaned_items(stripped, before)))
+
+
+def test_drop_orphaned_results_keeps_pending_calls() -> None:
+    messages = [
+        user("q"),
+        results(("gone", "lost call")),  # its call was pruned
+        AssistantMessage(content=[call("c1"), call("c2")]),
+        ToolMessage(content=[ToolResultPart(tool_call_id="c1", tool_name="read_file", output="1"),
+                             ToolResultPart(tool_call_id="old", tool_name="read_file", output="2")]),
+        AssistantMessage(content=[call("c3")]),  # waiting for approval: no result yet
+    ]
+    snapshot = encode_messages(messages)
+    out = drop_orphaned_results(messages)
+    assert encode_messages(messages) == snapshot
+    assert out == [messages[0], messages[2], results(("c1", "1")), messages[4]]
+    assert pending_calls(out)[-1].tool_call_id == "c3"
+    assert drop_orphaned_results([user("q"), ToolMessage(content=[])]) == [user("q")]
+
+
+# ------------------------------------------------------------------------------------- rungs 2..
+
+
+def test_old_tool_calls_and_results_go_first_and_assistant_text_stays() -> None:
+    messages = long_task(3, 40)
+    view = prune_for_wire(messages, estimate_tokens(messages) * 2 // 3)
+    assert view.pruned and 2 <= view.steps < LADDER_STEPS
+    # Every message still there except the emptied tool messages; the text of every response stays.
+    texts = [p.text for m in messages if isinstance(m, AssistantMessage) for p in m.content if isinstance(p, TextPart)]
+    kept_texts = [p.text for m in view.messages if isinstance(m, AssistantMessage) for p in m.content
+                  if isinstance(p, TextPart)]
+    assert kept_texts == texts
+    assert [m for m in view.messages if isinstance(m, UserMessage) and not markers([m])] == \
+        [m for m in messages if isinstance(m, UserMessage)]
+    # The most recent calls are intact, the oldest are gone, and pairs stay pairs.
+    assert "call_119" in call_ids(view.messages) and "call_0" not in call_ids(view.messages)
+    assert call_ids(view.messages) == result_ids(view.messages)
+    assert view.tokens == estimate_tokens(view.messages) <= estimate_tokens(messages) * 2 // 3
+    validate_both(view.messages)
+
+
+def test_the_last_rung_keeps_the_newest_prompt_what_follows_and_pending_calls() -> None:
+    messages = long_task(3, 10, output="y" * 2000)
+    messages += [user("the newest prompt"), *step(900, output="z" * 3000, text="on it"),
+                 AssistantMessage(content=[TextPart(text="may I run it?", item_id="msg_p"),
+                                           call("call_pending", "run_command", item_id="fc_p")])]
+    view = prune_for_wire(messages, 10)  # cannot fit: every rung runs, then the view goes as it is
+    assert view.steps == LADDER_STEPS and view.pruned
+    tail = view.messages[-4:]
+    assert tail[0] == user("the newest prompt")
+    assert tail[1] == AssistantMessage(content=[TextPart(text="on it"), call("call_900", path="f900.py")])
+    assert tail[2] == results(("call_900", "z" * 3000))
+    assert tail[3] == AssistantMessage(content=[TextPart(text="may I run it?"), call("call_pending", "run_command")])
+    assert [p.tool_call_id for p in pending_calls(view.messages)] == ["call_pending"]
+    # Everything older than the newest prompt is gone, the first prompt too (it goes last), and
+    # one marker stands in its place.
+    assert len(view.messages) == 5 and markers(view.messages[:1])
+
+
+def test_the_first_prompt_is_the_last_old_message_dropped() -> None:
+    messages = [user("p" * 400), *step(1, output="o" * 4000, text="t" * 400), user("now"),
+                AssistantMessage(content=[TextPart(text="ok")])]
+    keep_first = estimate_tokens([messages[0], user("m" * 300), *messages[3:]])
+    view = prune_for_wire(messages, keep_first)
+    assert view.messages[0] == messages[0] and view.messages[-2:] == messages[3:]
+    view = prune_for_wire(messages, 50)
+    assert view.messages[0] != messages[0] and markers(view.messages[:1])
+    assert view.messages[-2:] == messages[3:]
+
+
+def test_a_pending_call_in_old_history_is_kept_with_its_message() -> None:
+    messages = [user("go"), AssistantMessage(content=[TextPart(text="asking"), call("call_p")]),
+                *long_task(1, 30)]
+    view = prune_for_wire(messages, 200)
+    assert any(isinstance(p, ToolCallPart) and p.tool_call_id == "call_p" for m in view.messages
+               if isinstance(m, AssistantMessage) for p in m.content)
+
+
+# ------------------------------------------------------------------------------------- markers
+
+
+def test_marker_without_summary_then_with_it_where_the_span_was() -> None:
+    messages = long_task(3, 40)
+    budget = estimate_tokens(messages) // 2
+    view = prune_for_wire(messages, budget)
+    assert len(view.spans) == 1
+    span = view.spans[0]
+    assert span.start == 1 and span.removed and all(messages[i] in span.removed for i in (1, 2))
+    marks = markers(view.messages)
+    assert len(marks) == 1 and "No summary" in marks[0] and f"{len(span.removed)} earlier messages" in marks[0]
+    assert view.messages[0] == messages[0] and "history was pruned" in view.messages[1].content[0].text
+    assert marks[0] == marker_text(span, None)
+
+    again = prune_for_wire(messages, budget, {span.key: "- goal: tasks 0-2\n- read f0.py..f40.py"})
+    assert [s.key for s in again.spans] == [span.key]  # the same span, the same key
+    mark = markers(again.messages)[0]
+    assert "Summary of the pruned part:\n- goal: tasks 0-2\n- read f0.py..f40.py" in mark
+    assert mark == marker_text(span, "- goal: tasks 0-2\n- read f0.py..f40.py")
+    assert again.tokens <= budget
+
+
+def test_markers_never_split_a_call_from_its_results() -> None:
+    messages = long_task(2, 30)
+    for budget in range(2_000, estimate_tokens(messages), 1_500):
+        validate_both(prune_for_wire(messages, budget).messages)
+
+
+def test_span_keys_survive_the_transcript_growing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prune_mod, "SPAN_CHUNK_BYTES", 4_000)
+    messages = long_task(6, 8)
+    first = prune_for_wire(messages, estimate_tokens(messages) // 2)
+    grown = messages + long_task(1, 8)[1:] + [user("more")]
+    second = prune_for_wire(grown, estimate_tokens(grown) // 2)
+    assert len(first.spans) >= 3
+    kept = {s.key for s in first.spans} & {s.key for s in second.spans}
+    assert len(kept) >= len(first.spans) - 1  # only the last, still growing span changed
+    assert prune_for_wire(messages, estimate_tokens(messages) // 2).spans == first.spans
+
+
+def test_summary_request_describes_the_span_without_reasoning_and_is_capped() -> None:
+    messages = long_task(2, 10)
+    span = PrunedSpan("1-20-abc", 1, 20, messages[1:20])
+    instructions, text = summary_request(span)
+    assert "goal" in instructions and "files" in instructions and "commands" in instructions
+    assert "TOOL CALL read_file" in text and "looking at f0.py" in text and "TOOL RESULT read_file" in text
+    assert "think 0" not in text and "gAAA" not in text
+    huge = PrunedSpan("k", 0, 200, [user("u" * 50_000)] + [results((f"c{i}", "r" * 5_000)) for i in range(200)])
+    _, text = summary_request(huge)
+    assert len(text) < prune_mod.SUMMARY_INPUT_CHARS + 500 and "characters omitted" in text
+
+
+# ------------------------------------------------------------------------------------- invariants
+
+
+def test_the_input_is_never_changed() -> None:
+    messages = long_task(3, 30)
+    messages.append(AssistantMessage(content=[call("call_wait", item_id="fc_wait")]))
+    snapshot = encode_messages(messages)
+    ids = [id(m) for m in messages]
+    for budget in (10**9, estimate_tokens(messages) - 1, 20_000, 5_000, 10):
+        prune_for_wire(messages, budget, {"x": "y"})
+    assert encode_messages(messages) == snapshot and [id(m) for m in messages] == ids
+
+
+def test_the_summed_estimate_matches_a_custom_estimate_on_whole_views() -> None:
+    messages = long_task(3, 25)
+    full = estimate_tokens(messages)
+    for budget in (full - 1, full * 2 // 3, full // 3, full // 8, 300):
+        fast = prune_for_wire(messages, budget, {"1-2-x": "s"})
+        slow = prune_for_wire(messages, budget, {"1-2-x": "s"}, estimate=lambda ms: estimate_tokens(ms))
+        assert msgspec.json.encode(fast.messages) == msgspec.json.encode(slow.messages)
+        assert (fast.steps, fast.tokens) == (slow.steps, slow.tokens)
+        assert fast.tokens == estimate_tokens(fast.messages)
+        if fast.steps < LADDER_STEPS:
+            assert fast.tokens <= budget
