@@ -70,6 +70,12 @@ class WorkspaceArgs(_Args):
     workspace: str | None = None
 
 
+class CompactArgs(_Args):
+    sessionId: str | None = None
+    focus: str | None = None
+    workspace: str | None = None
+
+
 class SessionsArgs(_Args):
     limit: int = 15
     workspace: str | None = None

@@ -11,14 +11,17 @@ from typing import Any, Callable, Protocol
 
 import uuid_utils
 
+from .agent.compaction import compact_transcript
 from .agent.events import EventSink
+from .agent.provider.base import ProviderError
+from .agent.wire_view import SPAN_SUMMARIES
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
 from .config import Settings, merge_settings
 from .errors import Refused
-from .protocol import AbortResult, ChatArgs, NewSessionResult, SessionArgs
+from .protocol import AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
 from .workspaces import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
@@ -138,6 +141,27 @@ class ShiroService:
         session = self.new_session(self.workspaces.pick(workspace_uri), private=private)
         self.opened(session)
         return NewSessionResult(sessionId=session.id)
+
+    async def compact(self, args: CompactArgs) -> dict[str, Any]:
+        """`/compact`: replace the transcript with the model's summary; the task list stays."""
+        session = self.session_for(args.sessionId, args.workspace)
+        if session.running or session.queued:
+            raise Refused("a turn is running; wait for it to end (or abort it) before /compact")
+        if not session.messages:
+            raise Refused("the session has no messages to compact")
+        provider = self.provider_for(session, self.settings)
+        before = len(session.messages)
+        try:
+            summary, messages = await compact_transcript(provider, self.settings.effective_model, session.messages, args.focus)
+        except ProviderError as err:
+            raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
+        except ValueError as err:
+            raise Refused(str(err)) from None
+        session.messages = messages
+        session.extra.pop(SPAN_SUMMARIES, None)  # the spans they described are gone
+        await self.persistence.save(session)
+        session.emit_status()
+        return {"summary": summary, "messagesBefore": before, "messagesAfter": len(messages)}
 
     async def flush(self, log_line: Callable[[str], None]) -> None:
         """Write what is pending and say what was saved (shutdown)."""

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .prompt import build_instructions
+from .prune import PrunedSpan, summary_request
+from .side_request import ask_model
 from .provider.base import (
     Completed,
     Notice,
@@ -108,20 +110,31 @@ async def _steps(state: TurnState) -> TurnOutcome:
             return TurnOutcome("completed", text=state.text)
 
 
-def _request(state: TurnState) -> ProviderRequest:
+async def _request(state: TurnState) -> ProviderRequest:
     session = state.session
     settings = session.deps.settings()
     tools = session.deps.tools(session) if settings.supportsTools else []
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
     instructions = build_instructions(session, settings)
-    messages = state.view.for_wire(session, settings)
+
+    async def summarize(span: PrunedSpan) -> str:
+        instructions_, text = summary_request(span)
+        provider = session.deps.provider(settings)
+        return await ask_model(provider, settings.effective_model, instructions_, text)
+
+    messages = await state.view.for_wire(session, settings, summarize)
+    compacted = state.view.take_compacted()
+    if compacted is not None:
+        before, after = compacted
+        message = f"context compacted: {before} messages pruned to {after} on the wire"
+        state.emit("compacted", before=before, after=after, message=message)
     return ProviderRequest(settings.effective_model, instructions, messages, specs)
 
 
 async def _provider_step(state: TurnState) -> AssistantMessage:
     session = state.session
     while True:
-        request = _request(state)
+        request = await _request(state)
         provider = session.deps.provider(session.deps.settings())
         received: list[str] = []
         output_started = False

@@ -160,7 +160,8 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… [{len(text) - limit} more characters]"
 
 
-def _render(message: Message) -> list[str]:
+def render_message(message: Message) -> list[str]:
+    """Plain-text lines for a summary request (reasoning left out, long texts clipped)."""
     if isinstance(message, UserMessage):
         return [f"USER: {_clip(''.join(p.text for p in message.content), 2_000)}"]
     lines: list[str] = []
@@ -192,7 +193,7 @@ def summary_request(span: PrunedSpan) -> tuple[str, str]:
     Reasoning is left out, long texts are clipped per item, and the whole is capped at
     SUMMARY_INPUT_CHARS (the start and the end of the span are kept).
     """
-    body = "\n".join(line for m in span.removed for line in _render(m))
+    body = "\n".join(line for m in span.removed for line in render_message(m))
     if len(body) > SUMMARY_INPUT_CHARS:
         head = SUMMARY_INPUT_CHARS // 3
         tail = SUMMARY_INPUT_CHARS - head

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from .. import protocol as wire
-from ..protocol import AbortResult, ChatArgs, ChatResult, SessionArgs
+from ..protocol import AbortResult, ChatArgs, ChatResult, CompactArgs, SessionArgs
 from . import command
 
 if TYPE_CHECKING:
@@ -30,6 +30,10 @@ def register(server: "ShiroServer") -> None:
         finally:
             ls.chat_requests.pop(request_id, None)
         return ChatResult(session.id, item.turn_id, outcome.status, outcome.text, outcome.error)
+
+    @command(server, wire.COMPACT, CompactArgs)
+    async def compact(ls: "ShiroServer", args: CompactArgs) -> dict[str, Any]:
+        return await ls.service.compact(args)
 
     @command(server, wire.ABORT, SessionArgs)
     async def abort(ls: "ShiroServer", args: SessionArgs) -> AbortResult:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.transcript import pending_calls
+from ..agent.wire_view import SPAN_SUMMARIES
 from ..errors import InvalidArguments, Refused
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
@@ -59,7 +60,7 @@ def to_record(session: "AgentSession", model: str) -> SessionRecord:
         cost_usd=session.cost_usd,
         notebook=Notebook(todos=list(session.todos)),
         messages=list(session.messages),
-        span_summaries=dict(session.extra.get("spanSummaries", {})),
+        span_summaries=dict(session.extra.get(SPAN_SUMMARIES, {})),
     )
 
 
@@ -185,7 +186,7 @@ class SessionsFeature:
         session.input_tokens = record.input_tokens
         session.output_tokens = record.output_tokens
         session.cost_usd = record.cost_usd
-        session.extra["spanSummaries"] = dict(record.span_summaries)
+        session.extra[SPAN_SUMMARIES] = dict(record.span_summaries)
         return session
 
     def _opened(self, workspace: Workspace, session: "AgentSession", forked_from: str | None) -> dict[str, Any]:

@@ -61,6 +61,7 @@ class Harness:
     apply_edits: bool = True
     init_result: Any = None
     hang: asyncio.Event = field(default_factory=asyncio.Event)
+    before_answer: Any = None  # called as an approval dialog opens, before it is answered
 
     async def command(self, name: str, *arguments: Any) -> Any:
         result = await self.client.workspace_execute_command_async(
@@ -120,6 +121,8 @@ async def start_client(
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     async def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         h.asked.append(params.message)
+        if h.before_answer is not None:
+            h.before_answer()
         answer = h.answers.pop(0) if h.answers else "Allow"
         if answer == HANG:  # the user walks away from the dialog (until the test lets go)
             await h.hang.wait()

@@ -1,0 +1,491 @@
+"""The interactive terminal UI (prompt_toolkit): one prompt that stays open while turns stream.
+
+Streamed text is printed above the prompt a line at a time; the unfinished line is shown live just
+above the input. The bottom toolbar holds the task list and the context gauge. A prompt sent while
+a turn runs is queued by the server (`queued (N)` in the toolbar). Keys: Esc or Ctrl-C abort the
+turn and clear the queue; a second Ctrl-C (within 2 s) or Ctrl-D on an empty line leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable
+
+from prompt_toolkit import PromptSession, print_formatted_text
+from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import History
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.styles import Style
+
+from . import render
+from .connection import CommandError, Connection, ServerGone
+
+STYLE = Style.from_dict({
+    "dim": "fg:ansibrightblack", "red": "fg:ansired", "yellow": "fg:ansiyellow", "green": "fg:ansigreen",
+    "cyan": "fg:ansicyan", "bold": "bold", "user": "bold fg:ansicyan", "prompt": "bold fg:ansicyan",
+    "bottom-toolbar": "noreverse", "bottom-toolbar.text": "",
+})
+COMMANDS = {
+    "/help": "this list",
+    "/todos": "the task list",
+    "/notes": "project memory, with hit counts",
+    "/memory": "have the model merge project memory (when it has grown)",
+    "/sessions": "the last 15 sessions of this directory",
+    "/resume": "/resume <id or prefix>: continue a saved session",
+    "/save": "write the session now",
+    "/compact": "/compact [focus]: replace the transcript with a summary",
+    "/cost": "tokens and cost of this session",
+    "/new": "start a new session (the old one stays saved)",
+    "/clear": "same as /new",
+    "/exit": "leave (also Ctrl-D)",
+}
+CTRL_C_WINDOW_S = 2.0
+MAX_TODO_LINES = 9
+ATTACH_MARK = "\n\n<attached-file path="
+ATTACH_MAX_BYTES = 200_000
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".ruff_cache", "dist", "build"}
+MAX_FILES = 20_000
+
+
+# -- history and @file completion ------------------------------------------------------------
+class PromptHistory(History):
+    """The server's per-directory prompt history (newest last), deduplicated against the last entry."""
+
+    def __init__(self, prompts: Iterable[str]) -> None:
+        super().__init__()
+        self._initial = [p.split(ATTACH_MARK, 1)[0] for p in prompts if p.strip()]
+
+    def load_history_strings(self) -> Iterable[str]:
+        return reversed(self._initial)  # newest first
+
+    def append_string(self, string: str) -> None:
+        if self._loaded_strings and self._loaded_strings[0] == string:
+            return
+        super().append_string(string)
+
+    def store_string(self, string: str) -> None:
+        pass  # the server records prompts as it receives them
+
+
+def workspace_files(root: Path) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        rel = os.path.relpath(folder, root)
+        for name in sorted(files):
+            found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+            if len(found) >= MAX_FILES:
+                return found
+    return found
+
+
+class ShiroCompleter(Completer):
+    """`@path` completes workspace files; a leading `/` completes slash commands."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: list[str] = []
+        self._listed_at = -1e9
+
+    def files(self) -> list[str]:
+        if time.monotonic() - self._listed_at > 10:
+            self._files, self._listed_at = workspace_files(self.root), time.monotonic()
+        return self._files
+
+    def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before:
+            for name, meta in COMMANDS.items():
+                if name.startswith(before):
+                    yield Completion(name, start_position=-len(before), display_meta=meta)
+            return
+        match = re.search(r"(?:^|\s)@([^\s@]*)$", before)
+        if match is None:
+            return
+        typed = match.group(1).lower()
+        ranked = sorted(
+            (p for p in self.files() if typed in p.lower()),
+            key=lambda p: (not p.lower().startswith(typed), not p.rsplit("/", 1)[-1].lower().startswith(typed), len(p), p),
+        )
+        for path in ranked[:50]:
+            yield Completion("@" + path, start_position=-len(typed) - 1, display=path)
+
+
+def attach_files(text: str, root: Path) -> tuple[str, list[str]]:
+    """Append the content of every `@path` that names a workspace file; returns (prompt, notes)."""
+    blocks, notes, seen = [], [], set()
+    for match in re.finditer(r"(?:^|(?<=\s))@([^\s@]+)", text):
+        rel = match.group(1).rstrip(".,;:!?)")
+        path = (root / rel).resolve()
+        if rel in seen or not path.is_file() or not path.is_relative_to(root.resolve()):
+            continue
+        seen.add(rel)
+        data = path.read_bytes()[:ATTACH_MAX_BYTES]
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError:
+            notes.append(f"not attached: {rel} is not text")
+            continue
+        cut = " (first 200 kB)" if path.stat().st_size > ATTACH_MAX_BYTES else ""
+        blocks.append(f'{ATTACH_MARK.lstrip()}"{rel}">\n{content}\n</attached-file>')
+        notes.append(f"attached {rel} ({content.count(chr(10)) + (0 if content.endswith(chr(10)) or not content else 1)} lines){cut}")
+    return (text + "\n\n" + "\n\n".join(blocks) if blocks else text), notes
+
+
+# -- the app --------------------------------------------------------------------------------
+class Interactive:
+    def __init__(self, conn: Connection, cwd: Path) -> None:
+        self.conn, self.cwd = conn, cwd
+        self.session_id: str | None = None
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.last_status: dict[str, Any] | None = None
+        self.todos: dict[str, str] = {}
+        self.stream = render.TextStream()
+        self.chats = 0  # shiro.chat requests not answered yet
+        self.approvals: deque[tuple[str, asyncio.Future[str | None]]] = deque()
+        self.last_ctrl_c = -1e9
+        self.leaving = False
+        self.tasks: set[asyncio.Task[Any]] = set()
+        conn.listeners.event = self.on_event
+        conn.listeners.status = self.on_status
+        conn.listeners.todos = self.on_todos
+        conn.listeners.message = lambda kind, message: self.say([("yellow" if kind <= 2 else "dim", message)])
+        conn.listeners.approve = self.approve
+
+    # -- output ---------------------------------------------------------------------------
+    def say(self, *lines: render.Line) -> None:
+        fragments: list[tuple[str, str]] = []
+        for i, line in enumerate(lines):
+            if i:
+                fragments.append(("", "\n"))
+            fragments.extend((f"class:{style}" if style else "", text) for style, text in line)
+        print_formatted_text(FormattedText(fragments), style=STYLE)
+
+    def redraw(self) -> None:
+        app = get_app_or_none()
+        if app is not None:
+            app.invalidate()
+
+    def _flush_text(self) -> None:
+        lines = self.stream.flush()
+        if lines:
+            self.say(*[[("", line)] for line in lines])
+
+    @property
+    def status(self) -> dict[str, Any] | None:
+        return self.statuses.get(self.session_id or "") or self.last_status
+
+    @property
+    def busy(self) -> bool:
+        status = self.status or {}
+        return self.chats > 0 or bool(status.get("running")) or bool(status.get("queued"))
+
+    # -- notifications --------------------------------------------------------------------
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "text_delta":
+            lines = self.stream.feed(str(event.get("text", "")))
+            if lines:
+                self.say(*[[("", line)] for line in lines])
+            self.redraw()
+            return
+        if kind in ("reasoning_delta", "turn_start"):
+            return
+        if kind != "queued":
+            self._flush_text()
+        if kind == "turn_end":
+            self._drop_approvals()
+        lines = render.event_lines(event)
+        if lines:
+            self.say(*lines)
+        self.redraw()
+
+    def on_status(self, payload: dict[str, Any]) -> None:
+        self.statuses[str(payload.get("sessionId"))] = payload
+        self.last_status = payload
+        self.redraw()
+
+    def on_todos(self, payload: dict[str, Any]) -> None:
+        self.todos[str(payload.get("sessionId"))] = str(payload.get("rendered") or "") if payload.get("todos") else ""
+        self.redraw()
+
+    async def approve(self, message: str, actions: list[str]) -> str | None:
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._flush_text()
+        self.say([("yellow", f"? {message}")])
+        self.approvals.append((message, future))
+        self.redraw()
+        return await future
+
+    def answer(self, title: str | None) -> None:
+        if not self.approvals:
+            return
+        _, future = self.approvals.popleft()
+        if not future.done():
+            future.set_result(title)
+        self.say([("dim", {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied"))])
+        self.redraw()
+
+    def _drop_approvals(self) -> None:
+        while self.approvals:
+            _, future = self.approvals.popleft()
+            if not future.done():
+                future.set_result(None)
+
+    # -- prompt pieces --------------------------------------------------------------------
+    def message(self) -> list[tuple[str, str]]:
+        fragments: list[tuple[str, str]] = []
+        if self.stream.partial:
+            fragments += [("", self.stream.partial), ("", "\n")]
+        if self.approvals:
+            return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
+        return fragments + [("class:prompt", "› ")]
+
+    def toolbar(self) -> list[tuple[str, str]]:
+        fragments: list[tuple[str, str]] = []
+        for line in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
+            fragments += [(f"class:{s}" if s else "", t) for s, t in line] + [("", "\n")]
+        status = self.status
+        style, gauge = render.gauge(status)
+        fragments.append((f"class:{style}", gauge))
+        if status:
+            fragments.append(("class:dim", f"  {status.get('model', '')}  {render.cost_text(status)}"))
+        if self.busy:
+            fragments.append(("class:cyan", "  ● working"))
+        queued = int((status or {}).get("queued") or 0)
+        if queued:
+            fragments.append(("class:yellow", f"  queued ({queued})"))
+        if time.monotonic() - self.last_ctrl_c < CTRL_C_WINDOW_S:
+            fragments.append(("class:yellow", "  press Ctrl-C again to exit"))
+        elif self.busy:
+            fragments.append(("class:dim", "  esc to abort"))
+        return fragments
+
+    def bindings(self) -> KeyBindings:
+        kb = KeyBindings()
+        asking = Condition(lambda: bool(self.approvals))
+        for key, title in (("a", "Allow"), ("y", "Allow"), ("w", "Always allow"), ("d", "Deny"), ("n", "Deny")):
+            kb.add(key, filter=asking)(lambda event, title=title: self.answer(title))
+
+        @kb.add("enter", filter=asking)
+        def _(event: Any) -> None:
+            pass  # an approval is open: answer it first
+
+        @kb.add("escape", eager=True)
+        def _(event: Any) -> None:
+            buffer = event.current_buffer
+            if buffer.complete_state:
+                buffer.cancel_completion()
+            elif self.busy:
+                self.spawn(self.abort())
+            elif self.approvals:
+                self.answer("Deny")
+
+        @kb.add("c-c")
+        def _(event: Any) -> None:
+            now = time.monotonic()
+            if now - self.last_ctrl_c < CTRL_C_WINDOW_S:
+                self.leave(event.app)
+                return
+            self.last_ctrl_c = now
+            asyncio.get_running_loop().call_later(CTRL_C_WINDOW_S + 0.05, self.redraw)
+            if self.busy:
+                self.spawn(self.abort())
+            elif self.approvals:
+                self.answer("Deny")
+            elif event.current_buffer.text:
+                event.current_buffer.reset()
+
+        @kb.add("c-d")
+        def _(event: Any) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.delete()
+            else:
+                self.leave(event.app)
+
+        return kb
+
+    def leave(self, app: Any) -> None:
+        self.leaving = True
+        if app.is_running:
+            app.exit(exception=EOFError())
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # -- actions --------------------------------------------------------------------------
+    async def abort(self) -> None:
+        self._drop_approvals()
+        try:
+            result = await self.conn.abort()
+        except (CommandError, ServerGone) as exc:
+            self.say([("red", f"abort failed: {exc}")])
+            return
+        cleared = int(result.get("clearedQueued") or 0)
+        if cleared:
+            self.say([("yellow", f"cleared {cleared} queued prompt{'s' if cleared != 1 else ''}")])
+
+    async def send(self, text: str) -> None:
+        prompt, notes = attach_files(text, self.cwd)
+        for note in notes:
+            self.say([("dim", note)])
+        self.chats += 1
+        self.redraw()
+        try:
+            result = await self.conn.chat(prompt)
+            self.session_id = str(result.get("sessionId") or self.session_id)
+        except CommandError as exc:
+            if not self.leaving:
+                self.say([("red", f"error: {exc}")])
+        except ServerGone as exc:
+            if not self.leaving:
+                self.say([("red", f"error: {exc}")])
+                self.leaving = True
+                app = get_app_or_none()
+                if app is not None:
+                    self.leave(app)
+        finally:
+            self.chats -= 1
+            self.redraw()
+
+    async def handle(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        if text.startswith("/"):
+            name, _, rest = text.partition(" ")
+            handler = self.slash_commands().get(name)
+            if handler is None:
+                self.say([("yellow", f"unknown command {name}; /help lists them")])
+                return
+            try:
+                await handler(rest.strip())
+            except CommandError as exc:
+                self.say([("red", f"{name}: {exc}")])
+            except ServerGone as exc:
+                self.say([("red", f"error: {exc}")])
+                self.leaving = True
+            return
+        self.spawn(self.send(text))
+
+    # -- slash commands -------------------------------------------------------------------
+    def slash_commands(self) -> dict[str, Callable[[str], Awaitable[None]]]:
+        return {
+            "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
+            "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
+            "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
+            "/exit": self.cmd_exit, "/quit": self.cmd_exit,
+        }
+
+    async def cmd_help(self, _: str) -> None:
+        self.say(*[[("cyan", f"{name:<10}"), ("", meta)] for name, meta in COMMANDS.items()],
+                 [("dim", "@path attaches a workspace file · ↑/↓ prompt history · Esc/Ctrl-C abort · Ctrl-C twice or Ctrl-D leave")])
+
+    async def cmd_todos(self, _: str) -> None:
+        result = await self.conn.todos()
+        rendered = str(result.get("rendered") or "") if result.get("todos") else ""
+        self.say(*(render.todo_lines(rendered) or [[("dim", "no tasks")]]))
+        for warning in result.get("warnings") or []:
+            self.say([("yellow", f"! {warning}")])
+
+    async def cmd_notes(self, _: str) -> None:
+        self.say(*render.notes_lines(await self.conn.notes()))
+
+    async def cmd_memory(self, _: str) -> None:
+        self.say([("dim", "compacting project memory…")])
+        result = await self.conn.memory()
+        if result.get("ran"):
+            self.say([("green", f"project memory compacted: {result.get('before')} → {result.get('after')} entries")])
+        else:
+            self.say([("dim", f"nothing done: {result.get('reason') or 'no change needed'} ({result.get('before')} entries)")])
+
+    async def cmd_sessions(self, _: str) -> None:
+        self.say(*render.sessions_lines(await self.conn.sessions(15)))
+
+    async def cmd_resume(self, arg: str) -> None:
+        if not arg:
+            self.say(*render.sessions_lines(await self.conn.sessions(15)), [("dim", "/resume <id or prefix> continues one")])
+            return
+        if self.busy:
+            await self.abort()
+        result = await self.conn.resume(arg)
+        self.session_id = str(result.get("sessionId"))
+        self.say(*render.resumed_lines(result))
+
+    async def cmd_save(self, _: str) -> None:
+        result = await self.conn.save()
+        if result.get("saved"):
+            self.say([("green", f"saved {result.get('messageCount')} messages"), ("dim", f"  {result.get('path', '')}")])
+        else:
+            self.say([("dim", str(result.get("reason") or "nothing to save"))])
+
+    async def cmd_compact(self, focus: str) -> None:
+        self.say([("dim", "compacting the transcript…")])
+        try:
+            result = await self.conn.compact(focus or None)
+        except CommandError as exc:
+            if exc.not_defined:
+                self.say([("yellow", "this server has no /compact yet (shiro.compact is not defined)")])
+                return
+            raise
+        self.say([("green", f"compacted: {result.get('messagesBefore')} messages → {result.get('messagesAfter')}")])
+        if result.get("summary"):
+            self.say([("dim", render.one_line(str(result["summary"]), 300))])
+
+    async def cmd_cost(self, _: str) -> None:
+        self.say(*render.cost_lines(await self.conn.status()))
+
+    async def cmd_new(self, _: str) -> None:
+        if self.busy:
+            await self.abort()
+        result = await self.conn.new_session()
+        self.session_id = str(result.get("sessionId"))
+        self.say([("dim", f"new session {self.session_id[:8]} (the previous one stays saved)")])
+
+    async def cmd_exit(self, _: str) -> None:
+        self.leaving = True
+
+    # -- main loop ------------------------------------------------------------------------
+    async def run(self, resumed: dict[str, Any] | None) -> list[str]:
+        """Runs until the user leaves; returns the server's shutdown log lines."""
+        if resumed is not None:
+            self.session_id = str(resumed.get("sessionId"))
+        try:
+            prompts = await self.conn.history()
+        except CommandError:
+            prompts = []
+        status = await self.conn.status()  # also makes the workspace's current session
+        self.session_id = self.session_id or str(status.get("sessionId"))
+        self.on_status(status)
+        self.say([("bold", "shiro-neko"), ("dim", f"  {status.get('model', '')} · {self.cwd} · /help · Esc aborts · Ctrl-D leaves")])
+        if resumed is not None:
+            self.say(*render.resumed_lines(resumed))
+        session: PromptSession[str] = PromptSession(
+            message=self.message, bottom_toolbar=self.toolbar, history=PromptHistory(prompts),
+            completer=ShiroCompleter(self.cwd), complete_while_typing=True, key_bindings=self.bindings(),
+            style=STYLE, enable_history_search=False, reserve_space_for_menu=6,
+        )
+        with patch_stdout(raw=True):
+            while not self.leaving:
+                try:
+                    text = await session.prompt_async()
+                except (EOFError, KeyboardInterrupt):
+                    break
+                await self.handle(text)
+        self._drop_approvals()
+        lines = await self.conn.close()
+        for task in list(self.tasks):
+            task.cancel()
+        return lines

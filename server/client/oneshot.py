@@ -1,0 +1,120 @@
+"""`shiro -p PROMPT`: one turn, the answer on stdout, progress and errors on stderr.
+
+Works with no terminal at all (stdin at /dev/null, output piped): scripts, CI, benchmarks.
+stdout gets the answer and nothing else: streamed live when stdout is a terminal, else the
+turn's final text once it ends. Exit status: 0 completed, 1 error, 130 aborted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from typing import Any, TextIO
+
+from . import render
+from .connection import CommandError, Connection, ServerGone
+
+EXIT_OK, EXIT_ERROR, EXIT_ABORTED = 0, 1, 130
+APPROVAL_HINT = "pass --approvals auto-edit (edits) or --approvals auto (edits and commands) to allow it"
+
+
+class OneShot:
+    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.conn = conn
+        self.out, self.err = out, err
+        self.stream_out = out.isatty()
+        self.color = err.isatty()
+        self.stream = render.TextStream()
+        self.interrupted = False
+        conn.listeners.event = self.on_event
+        conn.listeners.message = lambda kind, message: self._note([("yellow" if kind <= 2 else "dim", message)])
+        conn.listeners.approve = self.approve
+
+    def _note(self, line: render.Line) -> None:
+        print(render.to_ansi(line, self.color), file=self.err, flush=True)
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "text_delta":
+            if self.stream_out:
+                self.out.write(str(event.get("text", "")))
+                self.out.flush()
+            self.stream.feed(str(event.get("text", "")))
+            return
+        if kind == "tool_call":
+            self._end_text()
+        if kind == "turn_end":  # the result of shiro.chat reports the outcome
+            return
+        for line in render.event_lines(event):
+            self._note(line)
+
+    def _end_text(self) -> None:
+        if self.stream.partial and self.stream_out:
+            self.out.write("\n")
+            self.out.flush()
+        self.stream.flush()
+
+    async def approve(self, message: str, actions: list[str]) -> str | None:
+        if not sys.stdin.isatty():
+            self._note([("yellow", f"shiro: denied, no terminal to ask: {message}")])
+            self._note([("yellow", f"shiro: {APPROVAL_HINT}")])
+            return "Deny"
+        self._end_text()
+        self._note([("yellow", f"? {message}")])
+        answer = await asyncio.to_thread(_ask_tty, "[a]llow / al[w]ays / [d]eny: ")
+        return {"a": "Allow", "y": "Allow", "w": "Always allow"}.get(answer[:1].lower(), "Deny")
+
+    async def run(self, prompt: str) -> int:
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        except (NotImplementedError, RuntimeError):
+            pass
+        try:
+            result = await self.conn.chat(prompt)
+        except (CommandError, ServerGone) as exc:
+            self._note([("red", f"shiro: error: {exc}")])
+            return EXIT_ERROR
+        finally:
+            try:
+                loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError):
+                pass
+        status = result.get("status")
+        text = str(result.get("text") or "")
+        if self.stream_out:
+            if self.stream.partial:
+                self.out.write("\n")
+        elif status == "completed" and text:
+            self.out.write(text if text.endswith("\n") else text + "\n")
+        self.out.flush()
+        if status == "completed":
+            return EXIT_OK
+        if status == "aborted":
+            self._note([("yellow", "shiro: aborted")])
+            return EXIT_ABORTED
+        self._note([("red", f"shiro: error: {result.get('error') or 'the turn failed'}")])
+        return EXIT_ERROR
+
+    def _interrupt(self) -> None:
+        if self.interrupted:  # a second Ctrl-C: stop waiting for the server
+            raise KeyboardInterrupt
+        self.interrupted = True
+        asyncio.ensure_future(self._abort())
+
+    async def _abort(self) -> None:
+        try:
+            await self.conn.abort()
+        except (CommandError, ServerGone):
+            pass
+
+
+def _ask_tty(question: str) -> str:
+    try:
+        with open("/dev/tty", "r+") as tty:
+            tty.write(question)
+            tty.flush()
+            return tty.readline().strip()
+    except OSError:
+        return ""

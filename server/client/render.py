@@ -1,0 +1,243 @@
+"""Plain-text rendering for the terminal client: events, task list, status, tables, the exit text.
+
+Everything here is a pure function from protocol payloads to *lines*: lists of `(style, text)`
+fragments with a style from `STYLES`. The interactive UI hands them to prompt_toolkit; `-p` turns
+them into text with or without ANSI colours (`to_ansi`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+Fragment = tuple[str, str]
+Line = list[Fragment]
+
+# style name -> ANSI SGR parameters; the same names are prompt_toolkit style classes.
+STYLES = {"": "", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36", "bold": "1", "user": "1;36"}
+LEVEL_STYLE = {"normal": "green", "amber": "yellow", "red": "red"}
+NEVER_WRITTEN = "The session had no messages, so it was never written."
+WIDTH = 100
+
+
+def to_ansi(line: Line, color: bool) -> str:
+    if not color:
+        return "".join(text for _, text in line)
+    out = []
+    for style, text in line:
+        code = STYLES.get(style, "")
+        out.append(f"\x1b[{code}m{text}\x1b[0m" if code else text)
+    return "".join(out)
+
+
+def one_line(text: str, width: int = WIDTH) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- streamed text --------------------------------------------------------------------------
+class TextStream:
+    """Turns `text_delta`s into whole lines; the unfinished tail is shown live by the UI."""
+
+    def __init__(self) -> None:
+        self.partial = ""
+        self.wrote_any = False
+
+    def feed(self, text: str) -> list[str]:
+        self.partial += text
+        if "\n" not in self.partial:
+            return []
+        *lines, self.partial = self.partial.split("\n")
+        self.wrote_any = True
+        return lines
+
+    def flush(self) -> list[str]:
+        """End of a text run (a tool call or the end of the turn): the tail becomes a line."""
+        if not self.partial:
+            return []
+        line, self.partial = self.partial, ""
+        self.wrote_any = True
+        return [line]
+
+
+# -- events ---------------------------------------------------------------------------------
+_ARG_KEYS = ("path", "file", "pattern", "query", "command", "cmd", "text", "summary", "content")
+
+
+def summarize_input(tool: str, args: Any) -> str:
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return one_line(args, 80)
+    if not isinstance(args, dict):
+        return ""
+    if tool == "todo_write" and isinstance(args.get("todos"), list):
+        n = len(args["todos"])
+        return f"{n} task{'s' if n != 1 else ''}"
+    parts = []
+    for key in _ARG_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            parts.append(value)
+            break
+    if tool == "grep" and isinstance(args.get("path"), str) and parts and parts[0] != args["path"]:
+        parts.append(args["path"])
+    if not parts:
+        parts = [f"{k}={v}" for k, v in args.items() if isinstance(v, (str, int, float, bool))][:2]
+    return one_line(" ".join(parts), 80)
+
+
+def tool_call_line(event: dict[str, Any]) -> Line:
+    name = str(event.get("toolName", "tool"))
+    summary = summarize_input(name, event.get("input"))
+    return [("dim", f"→ {name}" + (f" {summary}" if summary else ""))]
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    try:
+        return json.dumps(output, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(output)
+
+
+def tool_result_line(event: dict[str, Any]) -> Line:
+    text = _output_text(event.get("output", "")).strip()
+    lines = text.splitlines()
+    if event.get("isError"):
+        return [("red", "  ✗ " + one_line(lines[0] if lines else "failed", 96))]
+    if not lines:
+        return [("dim", "  ✓ done")]
+    if len(lines) == 1 and len(lines[0]) <= 80:
+        return [("dim", "  ✓ " + lines[0])]
+    return [("dim", f"  ✓ {len(lines)} line{'s' if len(lines) != 1 else ''}")]
+
+
+def event_lines(event: dict[str, Any]) -> list[Line]:
+    """Lines for one event other than text deltas (those go through `TextStream`)."""
+    kind = event.get("type")
+    if kind == "tool_call":
+        return [tool_call_line(event)]
+    if kind == "tool_result":
+        return [tool_result_line(event)]
+    if kind == "notice":
+        return [[("yellow", f"! {event.get('message', '')}")]]
+    if kind == "compacted":
+        return [[("dim", str(event.get("message") or f"context compacted: {event.get('before')} messages pruned to {event.get('after')} on the wire"))]]
+    if kind == "queued":
+        return [[("dim", f"queued ({event.get('position', 1)})")]]
+    if kind == "turn_end":
+        status = event.get("status")
+        if status == "aborted":
+            return [[("yellow", "aborted")]]
+        if status == "error":
+            return [[("red", f"error: {event.get('error') or 'the turn failed'}")]]
+    return []
+
+
+# -- task list, status, cost ---------------------------------------------------------------
+_MARK_STYLE = {"[x]": "green", "[~]": "cyan", "[!]": "red", "[ ]": ""}
+
+
+def todo_lines(rendered: str) -> list[Line]:
+    out: list[Line] = []
+    for line in (rendered or "").splitlines():
+        style = _MARK_STYLE.get(line[:3], "dim" if line.startswith("tasks") else "")
+        out.append([(style, line)])
+    return out
+
+
+def gauge(status: dict[str, Any] | None) -> Fragment:
+    if not status:
+        return ("dim", "ctx  --")
+    percent = float(status.get("contextPercent") or 0.0)
+    return (LEVEL_STYLE.get(str(status.get("level")), "green"), f"ctx {percent:.1f}%")
+
+
+def _tokens(n: Any) -> str:
+    n = int(n or 0)
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def cost_text(status: dict[str, Any] | None) -> str:
+    if not status:
+        return ""
+    cost = status.get("costUsd")
+    money = f"${cost:.4f}" if isinstance(cost, (int, float)) else "$?"
+    return f"↑{_tokens(status.get('inputTokens'))} ↓{_tokens(status.get('outputTokens'))} {money}"
+
+
+def cost_lines(status: dict[str, Any]) -> list[Line]:
+    cost = status.get("costUsd")
+    return [
+        [("bold", "cost")],
+        [("", f"  model          {status.get('provider', '?')}/{status.get('model', '?')}")],
+        [("", f"  input tokens   {int(status.get('inputTokens') or 0):,}")],
+        [("", f"  output tokens  {int(status.get('outputTokens') or 0):,}")],
+        [("", "  cost           " + (f"${cost:.4f}" if isinstance(cost, (int, float)) else "unknown (no price for this model)"))],
+        [("", f"  context        {status.get('contextTokens', 0):,} of {status.get('contextThreshold', 0):,} estimated tokens"), ("", " "), gauge(status)],
+    ]
+
+
+# -- sessions, notes, resume --------------------------------------------------------------
+def _when(iso: Any) -> str:
+    try:
+        moment = datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+    except ValueError:
+        return str(iso or "")
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment.tzinfo else moment.strftime("%Y-%m-%d %H:%M")
+
+
+def sessions_lines(rows: list[dict[str, Any]]) -> list[Line]:
+    if not rows:
+        return [[("dim", "no saved sessions in this directory yet")]]
+    out: list[Line] = []
+    for row in rows:
+        count = int(row.get("messageCount") or 0)
+        out.append([
+            ("cyan", str(row.get("id", ""))),
+            ("dim", f"  {_when(row.get('updatedAt'))}  {count:>4} msg  "),
+            ("", one_line(row.get("title") or "(untitled)", 60)),
+        ])
+    return out
+
+
+def notes_lines(entries: list[dict[str, Any]]) -> list[Line]:
+    if not entries:
+        return [[("dim", "project memory is empty")]]
+    return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", "")))] for e in entries]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    return "".join(p.get("text", "") for p in message.get("content") or [] if isinstance(p, dict) and p.get("type") == "text")
+
+
+def resumed_lines(result: dict[str, Any]) -> list[Line]:
+    messages = result.get("messages") or []
+    sid = str(result.get("sessionId", ""))
+    head: Line = [("bold", "resumed "), ("", f'"{result.get("title") or "(untitled)"}"'), ("dim", f"  {sid[:8]}  {len(messages)} messages")]
+    out = [head]
+    if result.get("forkedFrom"):
+        out.append([("yellow", f"! that session is open in another window; continuing in a copy ({sid[:8]})")])
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user" and message_text(m).strip()), None)
+    last_reply = next((m for m in reversed(messages) if m.get("role") == "assistant" and message_text(m).strip()), None)
+    if last_user is not None:
+        out.append([("user", "› "), ("dim", one_line(message_text(last_user), 96))])
+    if last_reply is not None:
+        out.append([("dim", one_line(message_text(last_reply), 100))])
+    return out
+
+
+# -- leaving ---------------------------------------------------------------------------------
+def shutdown_lines(log_lines: list[str]) -> list[str]:
+    """The server's shutdown log: `Saved N messages: "title"` + resume hints, or never written."""
+    return [line for line in log_lines if line.startswith("Saved ") or "never written" in line or "could not be saved" in line]
+
+
+def goodbye_text(log_lines: list[str], fallback: str = NEVER_WRITTEN) -> str:
+    """What `shiro` prints on leaving, as the seed shows it."""
+    body = "\n".join(shutdown_lines(log_lines)) or fallback
+    return f"Good bye.\n{body}"
