@@ -1,0 +1,333 @@
+-- The chat buffer `shiro://chat`: a transcript on top, an input area below it. An extmark marks
+-- where the input starts; everything the server streams is written above that mark, so typing a
+-- prompt while a turn streams is never disturbed.
+
+local C = {}
+
+local api = vim.api
+local NAME = "shiro://chat"
+local ns = api.nvim_create_namespace("shiro_chat")
+
+C.buf = nil
+C.mark = nil
+C.open_line = false -- the last transcript line is streamed text still being written
+C.pending = {} -- prompts sent whose turn has not started yet (FIFO, like the server's queue)
+local tool_names = {} -- toolCallId -> toolName
+
+local function shiro()
+  return require("shiro")
+end
+
+local function cfg()
+  return shiro().config.chat
+end
+
+local function valid()
+  return C.buf ~= nil and api.nvim_buf_is_valid(C.buf)
+end
+
+local function header()
+  return "shiro-neko  " .. (shiro().state.root or vim.fn.getcwd())
+end
+
+local function split_lines(lines)
+  local out = {}
+  for _, l in ipairs(lines) do
+    for _, piece in ipairs(vim.split(tostring(l), "\n", { plain = true })) do
+      table.insert(out, piece)
+    end
+  end
+  return out
+end
+
+local function short(text, max)
+  text = tostring(text or ""):gsub("%s+", " ")
+  if #text > max then
+    text = text:sub(1, max - 1) .. "…"
+  end
+  return text
+end
+
+local function place_mark(row)
+  local opts = { id = C.mark, right_gravity = true }
+  local hint = { { "── prompt ── <CR> send · <C-c> abort", "Comment" } }
+  local ok, id = pcall(api.nvim_buf_set_extmark, C.buf, ns, row, 0,
+    vim.tbl_extend("force", opts, { virt_lines = { hint }, virt_lines_above = true }))
+  if not ok then
+    id = api.nvim_buf_set_extmark(C.buf, ns, row, 0, opts)
+  end
+  C.mark = id
+end
+
+--- First row (0-based) of the input area; the transcript is every row above it.
+local function input_row()
+  local pos = C.mark and api.nvim_buf_get_extmark_by_id(C.buf, ns, C.mark, {}) or {}
+  local count = api.nvim_buf_line_count(C.buf)
+  local row = pos[1]
+  if row == nil or row < 1 then
+    -- the mark is gone (or the user removed the header): the last line is the input again
+    row = math.max(count - 1, 1)
+    if count < 2 then
+      api.nvim_buf_set_lines(C.buf, count, count, false, { "" })
+      row = count
+    end
+    place_mark(row)
+  end
+  return row
+end
+
+local function follow()
+  local last = api.nvim_buf_line_count(C.buf)
+  local current = api.nvim_get_current_win()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if win ~= current and api.nvim_win_get_buf(win) == C.buf then
+      pcall(api.nvim_win_set_cursor, win, { last, 0 })
+    end
+  end
+end
+
+function C.ensure()
+  if valid() then
+    return C.buf
+  end
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(b) == NAME then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  local buf = api.nvim_create_buf(false, true)
+  C.buf, C.mark, C.open_line, C.pending = buf, nil, false, {}
+  pcall(api.nvim_buf_set_name, buf, NAME)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].undolevels = -1 -- the transcript is written by the plugin; undo would tear it
+  api.nvim_buf_set_lines(buf, 0, -1, false, { header(), "" })
+  place_mark(1)
+  if cfg().filetype and cfg().filetype ~= "" then
+    vim.bo[buf].filetype = cfg().filetype
+  end
+  local keys = cfg().keys or {}
+  local function map(mode, lhs, fn, desc)
+    if lhs and lhs ~= "" then
+      vim.keymap.set(mode, lhs, fn, { buffer = buf, desc = desc, silent = true })
+    end
+  end
+  map("n", keys.send, C.submit, "shiro: send the prompt")
+  map("i", keys.send_insert, C.submit, "shiro: send the prompt")
+  map("n", keys.abort, function()
+    shiro().abort()
+  end, "shiro: abort the turn")
+  return buf
+end
+
+--- Show the chat buffer (in a split by `chat.position`); focus it when `focus`, and start insert
+--- mode at the input when `insert`.
+function C.open(focus, insert)
+  local buf = C.ensure()
+  local win
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(w) == buf then
+      win = w
+    end
+  end
+  local previous = api.nvim_get_current_win()
+  if not win then
+    local pos, size = cfg().position, tonumber(cfg().size)
+    if pos == "bottom" then
+      vim.cmd("botright " .. (size and tostring(size) or "") .. "split")
+    elseif pos == "tab" then
+      vim.cmd("tabnew")
+    elseif pos ~= "current" then
+      vim.cmd("botright vertical " .. (size and tostring(size) or "") .. "split")
+    end
+    win = api.nvim_get_current_win()
+    api.nvim_win_set_buf(win, buf)
+    vim.wo[win].wrap = true
+    vim.wo[win].linebreak = true
+    vim.wo[win].number = false
+    vim.wo[win].relativenumber = false
+    vim.wo[win].signcolumn = "no"
+    pcall(api.nvim_win_set_cursor, win, { api.nvim_buf_line_count(buf), 0 })
+    if not focus and pos ~= "tab" and pos ~= "current" and api.nvim_win_is_valid(previous) then
+      api.nvim_set_current_win(previous)
+    end
+  elseif focus then
+    api.nvim_set_current_win(win)
+  end
+  if focus and insert then
+    pcall(api.nvim_win_set_cursor, win, { api.nvim_buf_line_count(buf), 0 })
+    vim.cmd("startinsert!")
+  end
+  return win
+end
+
+--- Append whole lines to the transcript (they always start on a fresh line).
+function C.add_lines(lines)
+  C.ensure()
+  lines = split_lines(lines)
+  local row = input_row()
+  local last = api.nvim_buf_get_lines(C.buf, row - 1, row, false)[1] or ""
+  local chunk = { "" }
+  vim.list_extend(chunk, lines)
+  -- insert after the end of the last transcript line: strictly before the mark, so it moves down
+  api.nvim_buf_set_text(C.buf, row - 1, #last, row - 1, #last, chunk)
+  C.open_line = false
+  follow()
+end
+
+--- Append streamed text to the transcript.
+function C.stream(text)
+  if text == nil or text == "" then
+    return
+  end
+  C.ensure()
+  if not C.open_line then
+    C.add_lines({ "" })
+    C.open_line = true
+  end
+  local row = input_row()
+  local last = api.nvim_buf_get_lines(C.buf, row - 1, row, false)[1] or ""
+  api.nvim_buf_set_text(C.buf, row - 1, #last, row - 1, #last, vim.split(text, "\n", { plain = true }))
+  follow()
+end
+
+--- Clear the transcript (new session, resume), keeping whatever is typed in the input.
+function C.reset(title)
+  C.ensure()
+  local row = input_row()
+  local last = api.nvim_buf_get_lines(C.buf, row - 1, row, false)[1] or ""
+  api.nvim_buf_set_text(C.buf, 0, 0, row - 1, #last, { header() })
+  C.open_line = false
+  tool_names = {}
+  if title then
+    C.add_lines({ "", "== " .. title .. " ==" })
+  end
+end
+
+--- The text typed in the input area (trimmed), which is then cleared.
+function C.take_input()
+  C.ensure()
+  local row = input_row()
+  local lines = api.nvim_buf_get_lines(C.buf, row, -1, false)
+  local text = vim.trim(table.concat(lines, "\n"))
+  local count = api.nvim_buf_line_count(C.buf)
+  local tail = api.nvim_buf_get_lines(C.buf, count - 1, count, false)[1] or ""
+  api.nvim_buf_set_text(C.buf, row, 0, count - 1, #tail, { "" })
+  place_mark(row)
+  return text
+end
+
+function C.submit()
+  local text = C.take_input()
+  if text ~= "" then
+    shiro().chat(text)
+  end
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- turns
+
+local function prompt_lines(prompt)
+  local lines = { "" }
+  for _, l in ipairs(vim.split(prompt, "\n", { plain = true })) do
+    table.insert(lines, "> " .. l)
+  end
+  return lines
+end
+
+function C.queue_prompt(prompt)
+  local entry = { prompt = prompt, started = false }
+  table.insert(C.pending, entry)
+  local status = shiro().state.status
+  if status and status.running == true then
+    shiro()._notify("prompt queued; it runs when the current turn ends")
+  end
+  return entry
+end
+
+function C.on_chat_result(entry, err, result)
+  for i, e in ipairs(C.pending) do
+    if e == entry then
+      table.remove(C.pending, i)
+      local why = err and tostring(err.message) or (result and tostring(result.status)) or "?"
+      C.add_lines({ "", "-- not sent: " .. short(entry.prompt, 60) .. " (" .. why .. ")" })
+      return
+    end
+  end
+  if err then
+    C.add_lines({ "-- error: " .. tostring(err.message or vim.inspect(err)) })
+  end
+end
+
+local function tool_input(input)
+  if type(input) ~= "table" then
+    return tostring(input)
+  end
+  local ok, text = pcall(vim.fn.json_encode, input)
+  return ok and text or vim.inspect(input)
+end
+
+function C.on_event(ev)
+  local t = ev.type
+  if t == "turn_start" then
+    local entry = table.remove(C.pending, 1)
+    if entry then
+      entry.started = true
+      C.add_lines(prompt_lines(entry.prompt))
+    else
+      C.add_lines({ "", "> (turn resumed)" })
+    end
+  elseif t == "text_delta" then
+    C.stream(ev.text)
+  elseif t == "tool_call" then
+    if not shiro()._is_nil(ev.toolCallId) then
+      tool_names[ev.toolCallId] = ev.toolName
+    end
+    C.add_lines({ "  -> " .. tostring(ev.toolName) .. " " .. short(tool_input(ev.input), 120) })
+  elseif t == "tool_result" then
+    local name = tool_names[ev.toolCallId] or "tool"
+    local out = short(ev.output, 100)
+    C.add_lines({ "  <- " .. name .. (ev.isError == true and " failed: " or ": ") .. out })
+  elseif t == "compacted" or t == "notice" then
+    C.add_lines({ "-- " .. tostring(ev.message) })
+  elseif t == "queued" then
+    shiro()._notify("prompt queued at position " .. tostring(ev.position))
+  elseif t == "turn_end" then
+    local line = "-- " .. tostring(ev.status)
+    if not shiro()._is_nil(ev.error) and ev.error ~= "" then
+      line = line .. ": " .. tostring(ev.error)
+    end
+    C.add_lines({ line })
+  end
+end
+
+--- Render a resumed session's messages (`shiro.resume` result).
+function C.show_transcript(result)
+  C.reset("resumed " .. tostring(result.sessionId):sub(1, 8) .. "  " .. tostring(result.title or ""))
+  for _, m in ipairs(result.messages or {}) do
+    for _, part in ipairs(m.content or {}) do
+      if part.type == "text" and m.role == "user" then
+        C.add_lines(prompt_lines(part.text or ""))
+      elseif part.type == "text" then
+        C.add_lines(split_lines({ part.text or "" }))
+      elseif part.type == "tool-call" then
+        tool_names[part.toolCallId or ""] = part.toolName
+        C.add_lines({ "  -> " .. tostring(part.toolName) .. " " .. short(tool_input(part.input), 120) })
+      elseif part.type == "tool-result" then
+        C.add_lines({ "  <- " .. tostring(part.toolName or "tool") .. (part.isError == true and " failed: " or ": ")
+          .. short(type(part.output) == "string" and part.output or tool_input(part.output), 100) })
+      end
+    end
+  end
+end
+
+--- Transcript lines (for tests and other plugins).
+function C.lines()
+  if not valid() then
+    return {}
+  end
+  return api.nvim_buf_get_lines(C.buf, 0, -1, false)
+end
+
+return C

@@ -1,0 +1,628 @@
+-- shiro-neko for Neovim: one language-server client per Neovim instance, a chat buffer, the task
+-- list in a panel and the context gauge for the statusline.
+--
+--   require("shiro").setup({ cmd = { "shiro-lsp" }, settings = { model = "gpt-5" } })
+--
+-- Works on Neovim 0.7 and later (vim.lsp.start with attach = false on 0.11+, vim.lsp.start_client
+-- before that). See docs/neovim.md.
+
+local M = {}
+
+local uv = vim.uv or vim.loop
+local api = vim.api
+
+local function has(version)
+  return vim.fn.has("nvim-" .. version) == 1
+end
+
+local defaults = {
+  cmd = { "shiro-lsp" },
+  cmd_env = nil,
+  root_dir = nil, -- string, or function returning one; default: nearest root marker above cwd
+  root_markers = { ".git" },
+  settings = nil, -- the `shiro` settings section (docs/protocol: model, baseUrl, approvals, ...)
+  attach_buffers = true, -- attach file buffers under the root (the agent sees unsaved text, edits get undo)
+  chat = {
+    position = "right", -- "right" | "bottom" | "tab" | "current"
+    size = 80, -- columns (right) or lines (bottom)
+    filetype = "markdown",
+    keys = { send = "<CR>", send_insert = "<C-s>", abort = "<C-c>" },
+  },
+  todos = {
+    layout = "float", -- "float" | "split"
+    auto_open = false, -- open the panel when the agent first writes a task list
+  },
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- Everything a statusline, a test or another plugin may want to read.
+M.state = {
+  client_id = nil,
+  root = nil,
+  ready = false,
+  session_id = nil,
+  status = nil, -- last `shiro/status` params
+  todos = nil, -- last `shiro/todos` params
+  last_turn_end = nil, -- last `turn_end` event
+  turns_ended = 0,
+}
+
+local listeners = { event = {}, todos = {}, status = {} }
+local waiting = {} -- callbacks waiting for the client to finish `initialize`
+
+local function is_nil(v)
+  return v == nil or v == vim.NIL
+end
+M._is_nil = is_nil
+
+local function notify(msg, level)
+  vim.notify("shiro: " .. msg, level or vim.log.levels.INFO)
+end
+M._notify = notify
+
+-- Lua's empty table encodes as a JSON array; the server wants objects.
+local function object(t)
+  if t == nil or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+local function settings()
+  return object(vim.deepcopy(M.config.settings or {}))
+end
+
+--- Call a method on a client object: `client:request` on 0.11+, `client.request` before.
+local function call(client, name, ...)
+  if has("0.11") then
+    return client[name](client, ...)
+  end
+  return client[name](...)
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- setup
+
+function M.setup(opts)
+  opts = opts or {}
+  local cfg = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts)
+  -- lists and the settings object are taken as given, not merged index by index
+  if opts.cmd then
+    cfg.cmd = opts.cmd
+  end
+  if opts.root_markers then
+    cfg.root_markers = opts.root_markers
+  end
+  cfg.settings = opts.settings and vim.deepcopy(opts.settings) or nil
+  M.config = cfg
+  require("shiro.commands").define()
+  vim.cmd("highlight default link ShiroStatusNormal StatusLine")
+  vim.cmd("highlight default link ShiroStatusAmber WarningMsg")
+  vim.cmd("highlight default link ShiroStatusRed ErrorMsg")
+  return M
+end
+
+--- Subscribe to `event` (every `shiro/event`), `todos` or `status` notifications.
+function M.on(kind, fn)
+  assert(listeners[kind], "shiro.on: kind is event, todos or status")
+  table.insert(listeners[kind], fn)
+end
+
+local function emit(kind, params, pattern)
+  for _, fn in ipairs(listeners[kind]) do
+    local ok, err = pcall(fn, params)
+    if not ok then
+      notify("listener failed: " .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+  pcall(api.nvim_exec_autocmds, "User", { pattern = pattern, modeline = false })
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- workspace root
+
+local function normalize(path)
+  local p = vim.fn.fnamemodify(vim.fn.resolve(vim.fn.expand(path)), ":p")
+  if #p > 1 then
+    p = p:gsub("/+$", "")
+  end
+  return p
+end
+
+function M.find_root()
+  local given = M.config.root_dir
+  if type(given) == "function" then
+    given = given()
+  end
+  if type(given) == "string" and given ~= "" then
+    return normalize(given)
+  end
+  local dir = normalize(vim.fn.getcwd())
+  local start = dir
+  while true do
+    for _, marker in ipairs(M.config.root_markers or {}) do
+      if uv.fs_stat(dir .. "/" .. marker) then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ":h")
+    if parent == dir then
+      return start
+    end
+    dir = parent
+  end
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- buffers the server should know about
+
+local function under_root(bufnr)
+  local root = M.state.root
+  if not root or not api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].buftype ~= "" then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if name == "" or name:match("^%a[%w+.-]*://") then
+    return false
+  end
+  local path = normalize(name)
+  return path:sub(1, #root + 1) == root .. "/"
+end
+
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local id = M.state.client_id
+  if id and M.state.ready and under_root(bufnr) and not vim.lsp.buf_is_attached(bufnr, id) then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+end
+
+local function attach_all()
+  if not M.config.attach_buffers then
+    return
+  end
+  for _, bufnr in ipairs(api.nvim_list_bufs()) do
+    M.attach(bufnr)
+  end
+  local group = api.nvim_create_augroup("shiro_attach", { clear = true })
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
+    group = group,
+    callback = function(ev)
+      M.attach(ev.buf)
+    end,
+  })
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- server -> client
+
+local function on_event(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  if params.type == "turn_end" then
+    M.state.last_turn_end = params
+    M.state.turns_ended = M.state.turns_ended + 1
+  end
+  if not is_nil(params.sessionId) then
+    M.state.session_id = params.sessionId
+  end
+  require("shiro.chat").on_event(params)
+  emit("event", params, "ShiroEvent")
+end
+
+local function on_todos(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  local first = M.state.todos == nil
+  M.state.todos = params
+  local panel = require("shiro.panel")
+  local has_tasks = type(params.todos) == "table" and #params.todos > 0
+  if panel.todos_visible() or (first and has_tasks and M.config.todos.auto_open) then
+    panel.show_todos(params)
+  end
+  emit("todos", params, "ShiroTodos")
+end
+
+local function on_status(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  M.state.status = params
+  if not is_nil(params.sessionId) then
+    M.state.session_id = params.sessionId
+  end
+  pcall(vim.cmd, "redrawstatus!")
+  emit("status", params, "ShiroStatus")
+end
+
+--- Approvals (and any other question the server asks): vim.ui.select over the action titles.
+--- On Neovim 0.10+ server requests run in a coroutine, so an asynchronous picker works; before
+--- that the answer has to come back synchronously (the default vim.ui.select does).
+local function on_message_request(_, params)
+  local actions = (params and params.actions) or {}
+  if #actions == 0 then
+    return vim.NIL
+  end
+  local function pick(done)
+    vim.ui.select(actions, {
+      prompt = params.message,
+      kind = "shiro_approval",
+      format_item = function(action)
+        return action.title
+      end,
+    }, done)
+  end
+  local co, main = coroutine.running()
+  if co and not main then
+    local answer, answered, parked = nil, false, false
+    pick(function(choice)
+      answer, answered = choice or vim.NIL, true
+      if parked then
+        vim.schedule(function()
+          coroutine.resume(co)
+        end)
+      end
+    end)
+    if not answered then
+      parked = true
+      coroutine.yield()
+    end
+    return answer
+  end
+  local answer = nil
+  pick(function(choice)
+    answer = choice or vim.NIL
+  end)
+  if answer == nil then
+    notify("this Neovim needs a synchronous vim.ui.select for approvals; answered Deny", vim.log.levels.WARN)
+    return vim.NIL
+  end
+  return answer
+end
+
+-- `shiro/saveDocuments {uris}`: write the buffers the agent just edited through applyEdit.
+local function on_save_documents(_, params)
+  local saved = {}
+  for _, uri in ipairs((params and params.uris) or {}) do
+    local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
+    if ok and api.nvim_buf_is_loaded(bufnr) then
+      local wrote = pcall(api.nvim_buf_call, bufnr, function()
+        vim.cmd("silent update")
+      end)
+      if wrote then
+        table.insert(saved, uri)
+      end
+    end
+  end
+  return { saved = saved }
+end
+
+local handlers = {
+  ["shiro/event"] = on_event,
+  ["shiro/todos"] = on_todos,
+  ["shiro/status"] = on_status,
+  ["window/showMessageRequest"] = on_message_request,
+  ["shiro/saveDocuments"] = on_save_documents,
+}
+
+-- ---------------------------------------------------------------------------------------------
+-- the client
+
+function M.client()
+  local id = M.state.client_id
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and (not client.is_stopped or not call(client, "is_stopped")) then
+    return client
+  end
+  return nil
+end
+
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.experimental = caps.experimental or {}
+  caps.experimental.shiro = { saveDocuments = true }
+  return caps
+end
+
+local function flush_waiting(client)
+  local queue = waiting
+  waiting = {}
+  for _, fn in ipairs(queue) do
+    local ok, err = pcall(fn, client)
+    if not ok then
+      notify(tostring(err), vim.log.levels.ERROR)
+    end
+  end
+end
+
+--- Start the client for the workspace root (once); returns its id or nil.
+function M.start()
+  if M.client() then
+    return M.state.client_id
+  end
+  local root = M.find_root()
+  local s = settings()
+  local config = {
+    name = "shiro-neko",
+    cmd = M.config.cmd,
+    cmd_env = M.config.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
+    init_options = s,
+    settings = { shiro = s },
+    capabilities = capabilities(),
+    handlers = handlers,
+    on_init = function(client)
+      M.state.ready = true
+      vim.schedule(function()
+        attach_all()
+        flush_waiting(client)
+      end)
+    end,
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        if M.state.client_id == client_id then
+          M.state.client_id, M.state.ready = nil, false
+          waiting = {}
+          if code ~= 0 then
+            notify(string.format("server exited (code %s, signal %s)", tostring(code), tostring(signal)), vim.log.levels.WARN)
+          end
+        end
+      end)
+    end,
+  }
+  local ok, id
+  if has("0.11") then
+    ok, id = pcall(vim.lsp.start, config, { attach = false })
+  else
+    ok, id = pcall(vim.lsp.start_client, config)
+  end
+  if not ok or not id then
+    notify("could not start " .. table.concat(M.config.cmd, " ") .. (ok and "" or (": " .. tostring(id))), vim.log.levels.ERROR)
+    return nil
+  end
+  M.state.client_id, M.state.root, M.state.ready = id, root, false
+  return id
+end
+
+--- Stop the client (it is also stopped when Neovim exits).
+function M.stop()
+  local client = M.client()
+  if client then
+    call(client, "stop")
+  end
+end
+
+--- Run fn(client) once the client is initialized (starting it when needed).
+function M.with_client(fn)
+  if not M.start() then
+    return
+  end
+  if M.state.ready then
+    fn(M.client())
+  else
+    table.insert(waiting, fn)
+  end
+end
+
+--- `workspace/executeCommand` with one object argument; cb(err, result). An error is also shown
+--- unless `quiet` is true.
+function M.execute(command, arg, cb, quiet)
+  M.with_client(function(client)
+    local params = { command = command, arguments = { object(arg) } }
+    call(client, "request", "workspace/executeCommand", params, function(err, result)
+      if err and not quiet then
+        local msg = tostring(err.message or vim.inspect(err))
+        if msg:sub(1, #command + 1) ~= command .. ":" then
+          msg = command .. ": " .. msg
+        end
+        notify(msg, vim.log.levels.ERROR)
+      end
+      if cb then
+        cb(err, result)
+      end
+    end)
+  end)
+end
+
+--- Send new settings (the `shiro` section) to the running server.
+function M.update_settings(new)
+  M.config.settings = vim.tbl_deep_extend("force", M.config.settings or {}, new or {})
+  local client = M.client()
+  if client then
+    client.config.settings = { shiro = settings() }
+    if client.settings then
+      client.settings = client.config.settings
+    end
+    call(client, "notify", "workspace/didChangeConfiguration", { settings = { shiro = settings() } })
+  end
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- commands
+
+function M.chat(prompt, cb)
+  prompt = prompt or ""
+  if prompt:match("^%s*$") then
+    return
+  end
+  local chat = require("shiro.chat")
+  chat.open(false)
+  local entry = chat.queue_prompt(prompt)
+  M.execute("shiro.chat", { prompt = prompt }, function(err, result)
+    chat.on_chat_result(entry, err, result)
+    if result and not is_nil(result.sessionId) then
+      M.state.session_id = result.sessionId
+    end
+    if cb then
+      cb(err, result)
+    end
+  end, true)
+end
+
+--- `:ShiroChat` without a prompt opens the chat buffer at its input line.
+function M.chat_command(args)
+  if args and not args:match("^%s*$") then
+    M.chat(args)
+  else
+    M.start()
+    require("shiro.chat").open(true, true)
+  end
+end
+
+function M.abort()
+  M.execute("shiro.abort", {}, function(err, result)
+    if err or not result then
+      return
+    end
+    local cleared = tonumber(result.clearedQueued) or 0
+    local msg = result.aborted and "turn aborted" or "no turn was running"
+    if cleared > 0 then
+      msg = msg .. string.format(", %d queued prompt(s) dropped", cleared)
+    end
+    notify(msg)
+  end)
+end
+
+function M.new_session(private)
+  M.execute("shiro.newSession", private and { private = true } or {}, function(err, result)
+    if err or not result then
+      return
+    end
+    M.state.session_id = result.sessionId
+    require("shiro.chat").reset(string.format("new %ssession %s", private and "private " or "", tostring(result.sessionId):sub(1, 8)))
+  end)
+end
+
+function M.compact(focus)
+  local arg = {}
+  if focus and not focus:match("^%s*$") then
+    arg.focus = focus
+  end
+  notify("compacting...")
+  M.execute("shiro.compact", arg, function(err, result)
+    if err or not result then
+      return
+    end
+    local line = string.format("-- compacted: %s messages to %s", tostring(result.messagesBefore), tostring(result.messagesAfter))
+    require("shiro.chat").add_lines({ line })
+    notify(line:sub(4))
+  end)
+end
+
+function M.notes()
+  M.execute("shiro.notes", {}, function(err, result)
+    if err or not result then
+      return
+    end
+    local lines = {}
+    for _, e in ipairs(result.entries or {}) do
+      table.insert(lines, string.format("[%s] %s  (hits %s)", tostring(e.kind), tostring(e.text), tostring(e.hits)))
+    end
+    if #lines == 0 then
+      lines = { "(no project notes yet)" }
+    end
+    require("shiro.panel").scratch("shiro://notes", lines)
+  end)
+end
+
+function M.todos()
+  local panel = require("shiro.panel")
+  if panel.todos_visible() then
+    panel.close_todos()
+    return
+  end
+  M.execute("shiro.todos", {}, function(err, result)
+    if err or not result then
+      return
+    end
+    M.state.todos = vim.tbl_extend("force", M.state.todos or {}, result)
+    panel.show_todos(M.state.todos)
+  end)
+end
+
+function M.resume(prefix)
+  local arg = (prefix and not prefix:match("^%s*$")) and { id = vim.trim(prefix) } or { latest = true }
+  M.execute("shiro.resume", arg, function(err, result)
+    if err or not result then
+      return
+    end
+    M.state.session_id = result.sessionId
+    require("shiro.chat").show_transcript(result)
+    notify("resumed " .. tostring(result.sessionId):sub(1, 8) .. ": " .. tostring(result.title or ""))
+  end)
+end
+
+function M.sessions()
+  M.execute("shiro.sessions", {}, function(err, result)
+    if err or not result then
+      return
+    end
+    local sessions = result.sessions or {}
+    if #sessions == 0 then
+      notify("no saved sessions in this workspace")
+      return
+    end
+    vim.ui.select(sessions, {
+      prompt = "Resume a shiro session",
+      kind = "shiro_sessions",
+      format_item = function(s)
+        return string.format("%s  %s  (%s messages, %s)", tostring(s.id):sub(1, 8), tostring(s.title or ""),
+          tostring(s.messageCount), tostring(s.updatedAt or ""))
+      end,
+    }, function(choice)
+      if choice then
+        M.resume(choice.id)
+      end
+    end)
+  end)
+end
+
+function M.show_status()
+  M.execute("shiro.status", {}, function(err, result)
+    if err or not result then
+      return
+    end
+    M.state.status = result
+    local cost = is_nil(result.costUsd) and "n/a" or string.format("$%.4f", result.costUsd)
+    notify(string.format("%s  %s/%s tokens of context, model %s, in %s out %s, cost %s",
+      (M.statusline()), tostring(result.contextTokens), tostring(result.contextThreshold),
+      tostring(result.model), tostring(result.inputTokens), tostring(result.outputTokens), cost))
+  end)
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- statusline
+
+--- "shiro 12.3%" (plus " …" while a turn runs and " +N" for queued prompts) and the level
+--- (normal | amber | red); "" before the first status.
+function M.statusline()
+  local s = M.state.status
+  if not s then
+    return "", nil
+  end
+  local text = string.format("shiro %.1f%%", tonumber(s.contextPercent) or 0)
+  if s.running == true then
+    text = text .. " …"
+  end
+  local queued = tonumber(s.queued) or 0
+  if queued > 0 then
+    text = text .. " +" .. queued
+  end
+  return text, s.level
+end
+
+--- The same for a 'statusline' item that expands % codes (`%{%...%}` or `%!`): coloured by level.
+function M.statusline_component()
+  local text, level = M.statusline()
+  if text == "" then
+    return ""
+  end
+  local group = ({ amber = "ShiroStatusAmber", red = "ShiroStatusRed" })[level] or "ShiroStatusNormal"
+  return "%#" .. group .. "#" .. text:gsub("%%", "%%%%") .. "%*"
+end
+
+return M
