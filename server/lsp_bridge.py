@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,13 @@ class LspSink:
         return {wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(title or "", "deny")  # type: ignore[return-value]
 
 
+@functools.lru_cache(maxsize=1024)
+def _uri_fs_path(uri: str) -> Path | None:
+    # grep asks once per file searched; resolving every open document each time adds up.
+    fs_path = to_fs_path(uri)
+    return Path(fs_path).resolve() if fs_path else None
+
+
 def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
@@ -76,9 +84,11 @@ class LspToolHost(DiskToolHost):
             documents = self.server.workspace.text_documents
         except RuntimeError:  # before initialize
             return None
+        if not documents:
+            return None
+        wanted = path.resolve()
         for uri, document in documents.items():
-            fs_path = to_fs_path(uri)
-            if fs_path and Path(fs_path).resolve() == path.resolve():
+            if _uri_fs_path(uri) == wanted:
                 return document
         return None
 

@@ -119,8 +119,6 @@ class ShiroService:
         if not args.prompt.strip():
             raise Refused("the prompt is empty")
         session = self.session_for(args.sessionId, args.workspace)
-        if session.read_only:
-            raise Refused(f"session {session.id[:8]} is open read-only here (another window is writing it)")
         return session, session.submit(args.prompt)
 
     def abort(self, args: SessionArgs) -> AbortResult:

@@ -74,7 +74,6 @@ class AgentSession:
     output_tokens: int = 0
     cost_usd: float | None = None
     private: bool = False
-    read_only: bool = False
     always_allowed: set[str] = field(default_factory=set)
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     extra: dict[str, Any] = field(default_factory=dict)  # record fields owned by other features

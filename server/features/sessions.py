@@ -80,7 +80,7 @@ class SessionsFeature:
         return state
 
     def changed(self, session: "AgentSession", turn_ended: bool) -> None:
-        if session.read_only or not session.messages:
+        if not session.messages:
             return
         if not session.created_at:
             session.created_at = now_iso()
@@ -104,7 +104,7 @@ class SessionsFeature:
             state.timer.cancel()
             state.timer = None
         state.first_change = None
-        if not session.messages or session.read_only:
+        if not session.messages:
             return None
         async with state.lock:
             record = to_record(session, self.service.settings.effective_model)
@@ -129,7 +129,7 @@ class SessionsFeature:
 
     def save_sync(self, session: "AgentSession") -> None:
         """For the closed-pipe path, when no event loop runs any more."""
-        if session.messages and not session.read_only:
+        if session.messages:
             self._writer.submit(lambda: None).result()  # let queued writes land first
             self._save_owned(to_record(session, self.service.settings.effective_model))
 
@@ -225,7 +225,7 @@ class SessionsFeature:
             session = workspace.current
             if session is None:
                 continue
-            if session.messages and not session.read_only:
+            if session.messages:
                 try:
                     await self.save(session)
                 except Refused as exc:
