@@ -24,13 +24,28 @@ async def test_shutdown_during_a_turn_answers_cleanly(tmp_path, fake, workspace)
     await h.client.stop()
 
 
-async def test_pipe_closed_without_shutdown_exits(tmp_path, fake, workspace):
+async def test_pipe_closed_without_shutdown_flushes_and_logs(tmp_path, fake, workspace, capfd):
     home = tmp_path / "home"
     h = await start_client({"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url))
     fake.script(Reply(text="hi"))
-    await h.chat("hello")
+    result = await h.chat("hello there")
     server = h.client._server
     server.stdin.close()
     code = await asyncio.wait_for(server.wait(), timeout=10)
     assert code is not None
+    await asyncio.sleep(0.2)  # let the client forward the last stderr lines
     await h.client.stop()
+    err = capfd.readouterr().err
+    assert 'Saved 2 messages: "hello there"' in err and result["sessionId"][:8] in err
+    assert (home / "sessions" / f"{result['sessionId']}.json").exists()
+
+
+async def test_shutdown_of_an_empty_session_says_it_was_never_written(tmp_path, fake, workspace):
+    home = tmp_path / "home"
+    h = await start_client({"fake": fake, "home": home, "root": workspace}, "visual-studio-code", server_env(home, fake.base_url))
+    await h.command("shiro.status")
+    await h.client.shutdown_session()
+    await h.client.stop()
+    logs = [m.message for m in h.client.log_messages]
+    assert any("no messages" in line and "never written" in line for line in logs), logs
+    assert not (home / "sessions").exists() or not list((home / "sessions").glob("*.json"))
