@@ -24,13 +24,9 @@ Decisions that the spec left open, documented once here:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -39,6 +35,8 @@ from typing import Literal, get_args
 
 import filelock
 import msgspec
+
+from .atomic import copy_aside_corrupt, warn_corrupt_once, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -197,41 +195,8 @@ def check_note(kind: object, text: object) -> tuple[Kind, str]:
     return kind, stripped  # type: ignore[return-value]  # narrowed by the KINDS check
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, rename: a reader sees the old or the new file.
-
-    Private stand-in for `state/atomic.write_atomic`, which was not in the tree yet."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:  # make the rename itself durable; not every platform lets a directory be opened
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 _decoder = msgspec.json.Decoder(MemoryFile)
 _encoder = msgspec.json.Encoder()
-
-# (resolved path, sha256 of the bad bytes) already copied aside and warned about in this process.
-_corrupt_seen: set[tuple[str, str]] = set()
 
 
 # --- ordering -------------------------------------------------------------------------------------
@@ -304,18 +269,12 @@ class ProjectMemory:
             return []
 
     def _set_aside(self, data: bytes) -> None:
-        seen = (str(self.path.resolve()), hashlib.sha256(data).hexdigest())
-        if seen in _corrupt_seen:
-            return
-        digits = self._clock().astimezone(timezone.utc).strftime("%Y%m%d%H%M%S%f")
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{digits}")
         # A copy, not a move: the file "is kept as it is" until a change replaces it.
-        shutil.copyfile(self.path, aside)
-        _corrupt_seen.add(seen)
-        log.warning("project memory file %s is corrupt; copied it to %s and treating it as empty", self.path, aside)
+        aside = copy_aside_corrupt(self.path, data)
+        warn_corrupt_once(self.path, "not a memory file", f"copied to {aside}; read as empty")
 
     def _write(self, entries: list[MemoryEntry]) -> None:
-        _write_atomic(self.path, _encoder.encode(MemoryFile(entries=entries)))
+        write_atomic(self.path, _encoder.encode(MemoryFile(entries=entries)))
 
     # public operations
 
