@@ -129,6 +129,14 @@ class LspToolHost(DiskToolHost):
                 log.warning("shiro/saveDocuments failed (%s); writing the file instead", exc)
         await super().apply_text(path, new_text, create=False)
 
+    async def _apply(self, edit: types.WorkspaceEdit, label: str, path: Path, new_text: str) -> bool:
+        """The editor applies the edit (the user sees it, with undo); then it is saved."""
+        result = await self.server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+        if not result.applied:
+            return False
+        await self._save(path, new_text)
+        return True
+
     async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
         document = self._open_document(path)
         if self._can_apply_edit() and document is not None:
@@ -142,13 +150,7 @@ class LspToolHost(DiskToolHost):
                     ]
                 }
             )
-            result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label="shiro-neko edit")
-            )
-            if not result.applied:
-                return False
-            await self._save(path, new_text)
-            return True
+            return await self._apply(edit, "shiro-neko edit", path, new_text)
         if create and self._can_apply_edit() and self._can_create_files():
             uri = path.as_uri()
             edit = types.WorkspaceEdit(
@@ -160,11 +162,5 @@ class LspToolHost(DiskToolHost):
                     ),
                 ]
             )
-            result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label="shiro-neko new file")
-            )
-            if not result.applied:
-                return False
-            await self._save(path, new_text)
-            return True
+            return await self._apply(edit, "shiro-neko new file", path, new_text)
         return await super().apply_text(path, new_text, create=create)
