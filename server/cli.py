@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from . import __version__
@@ -19,7 +20,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
-    parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("SHIRO_LOG", "WARNING"),
+        help="stderr log level (default $SHIRO_LOG, else WARNING)",
+    )
     return parser.parse_args(argv)
 
 

@@ -49,3 +49,21 @@ async def test_shutdown_of_an_empty_session_says_it_was_never_written(tmp_path, 
     logs = [m.message for m in h.client.log_messages]
     assert any("no messages" in line and "never written" in line for line in logs), logs
     assert not (home / "sessions").exists() or not list((home / "sessions").glob("*.json"))
+
+
+async def test_api_key_is_never_stored_or_logged(tmp_path, fake, workspace, capfd):
+    home = tmp_path / "home"
+    secret = "sk-test-very-secret-key-0123456789abcdef"
+    env = server_env(home, fake.base_url, api_key=secret, SHIRO_LOG="DEBUG")
+    h = await start_client({"fake": fake, "home": home, "root": workspace}, "neovim", env)
+    fake.script(Reply(text="ok"), Reply(text="fine"))
+    await h.chat("hello")
+    await h.command("shiro.remember", {"kind": "fact", "text": "a note"})
+    await h.chat("again")
+    await h.client.shutdown_session()
+    await h.client.stop()
+    assert fake.requests[0].headers["authorization"] == f"Bearer {secret}"  # it was used...
+    for path in home.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path  # ...but never stored
+    assert secret not in capfd.readouterr().err
