@@ -15,13 +15,13 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
-
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pygls.lsp.client import LanguageClient
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .. import __version__
+
+if TYPE_CHECKING:  # pygls and lsprotocol load in `start`, while the server process boots
+    from lsprotocol import types
+    from pygls.lsp.client import LanguageClient
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +88,23 @@ class Connection:
 
     # -- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:
-        client = self.client = LanguageClient("shiro", __version__)
+        # Start the server first and import pygls while it boots (the two imports overlap).
+        # Its own session: a Ctrl-C at the terminal is the client's to handle (abort), not the server's.
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "shiro_neko", cwd=str(self.cwd), env=dict(os.environ), start_new_session=True,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise ServerGone(f"could not start the language server: {exc}") from None
+        assert process.stderr is not None
+        self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
+        from lsprotocol import types
+        from pygls.exceptions import JsonRpcException
+        from pygls.lsp.client import LanguageClient
+
+        client = self.client = _attach(LanguageClient("shiro", __version__), process)
         self._register(client)
-        env = dict(os.environ)
-        await client.start_io(sys.executable, "-m", "shiro_neko", cwd=str(self.cwd), env=env)
-        server = client._server
-        if server is not None and server.stderr is not None:
-            self._stderr_task = asyncio.create_task(self._drain_stderr(server.stderr))
         folder = types.WorkspaceFolder(uri=self.cwd.as_uri(), name=self.cwd.name or str(self.cwd))
         params = types.InitializeParams(
             process_id=os.getpid(),
@@ -113,6 +123,8 @@ class Connection:
 
     async def close(self) -> list[str]:
         """`shutdown` (the server saves and logs the goodbye lines), `exit`, wait. Returns the log lines."""
+        from pygls.exceptions import JsonRpcException
+
         if self._closed or self.client is None:
             return self.log_lines
         self._closed = True
@@ -167,6 +179,8 @@ class Connection:
 
     # -- notifications and server requests ------------------------------------------------
     def _register(self, client: LanguageClient) -> None:
+        from lsprotocol import types
+
         @client.feature("shiro/event")
         def on_event(params: Any) -> None:
             self.listeners.event(plain(params))
@@ -196,6 +210,9 @@ class Connection:
 
     # -- commands -------------------------------------------------------------------------
     async def command(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        from lsprotocol import types
+        from pygls.exceptions import JsonRpcException
+
         if self.client is None or self.client.stopped:
             raise ServerGone(self._why("the language server is not running"))
         params = types.ExecuteCommandParams(command=name, arguments=[args or {}])
@@ -246,12 +263,29 @@ class Connection:
         return list((await self.command("shiro.history", {})).get("prompts", []))
 
 
-def _message(exc: JsonRpcException) -> str:
+def _attach(client: LanguageClient, process: asyncio.subprocess.Process) -> LanguageClient:
+    """pygls 2.1.1's `start_io`, for a process already started (same private fields it sets)."""
+    from pygls.io_ import run_async
+
+    assert process.stdin is not None and process.stdout is not None
+    client.protocol.set_writer(process.stdin)
+    client._server = process
+    reader = asyncio.create_task(run_async(
+        stop_event=client._stop_event, reader=process.stdout, protocol=client.protocol, logger=log,
+        error_handler=client.report_server_error,
+    ))
+    client._async_tasks.extend([reader, asyncio.create_task(client._server_exit())])
+    return client
+
+
+def _message(exc: Exception) -> str:
     message = getattr(exc, "message", None) or str(exc)
     return str(message)
 
 
 def _capabilities() -> types.ClientCapabilities:
+    from lsprotocol import types
+
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=False,  # the server writes files itself

@@ -31,7 +31,7 @@ from .connection import CommandError, Connection, ServerGone
 
 STYLE = Style.from_dict({
     "dim": "fg:ansibrightblack", "red": "fg:ansired", "yellow": "fg:ansiyellow", "green": "fg:ansigreen",
-    "cyan": "fg:ansicyan", "bold": "bold", "user": "bold fg:ansicyan", "prompt": "bold fg:ansicyan",
+    "cyan": "fg:ansicyan", "bold": "bold", "user": "bold fg:ansicyan", "prompt": "", "prompt-mark": "bold fg:ansicyan",
     "bottom-toolbar": "noreverse", "bottom-toolbar.text": "",
 })
 COMMANDS = {
@@ -137,7 +137,7 @@ def attach_files(text: str, root: Path) -> tuple[str, list[str]]:
             continue
         cut = " (first 200 kB)" if path.stat().st_size > ATTACH_MAX_BYTES else ""
         blocks.append(f'{ATTACH_MARK.lstrip()}"{rel}">\n{content}\n</attached-file>')
-        notes.append(f"attached {rel} ({content.count(chr(10)) + (0 if content.endswith(chr(10)) or not content else 1)} lines){cut}")
+        notes.append(f"attached {rel} ({render.plural(len(content.splitlines()), 'line')}){cut}")
     return (text + "\n\n" + "\n\n".join(blocks) if blocks else text), notes
 
 
@@ -150,6 +150,7 @@ class Interactive:
         self.last_status: dict[str, Any] | None = None
         self.todos: dict[str, str] = {}
         self.stream = render.TextStream()
+        self.tools = render.ToolNames()
         self.chats = 0  # shiro.chat requests not answered yet
         self.approvals: deque[tuple[str, asyncio.Future[str | None]]] = deque()
         self.last_ctrl_c = -1e9
@@ -204,7 +205,7 @@ class Interactive:
             self._flush_text()
         if kind == "turn_end":
             self._drop_approvals()
-        lines = render.event_lines(event)
+        lines = render.event_lines(event, self.tools)
         if lines:
             self.say(*lines)
         self.redraw()
@@ -244,11 +245,12 @@ class Interactive:
     # -- prompt pieces --------------------------------------------------------------------
     def message(self) -> list[tuple[str, str]]:
         fragments: list[tuple[str, str]] = []
-        if self.stream.partial:
+        app = get_app_or_none()
+        if self.stream.partial and not (app is not None and app.is_done):  # not frozen into scrollback
             fragments += [("", self.stream.partial), ("", "\n")]
         if self.approvals:
             return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
-        return fragments + [("class:prompt", "› ")]
+        return fragments + [("class:prompt-mark", "› ")]
 
     def toolbar(self) -> list[tuple[str, str]]:
         fragments: list[tuple[str, str]] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
 from typing import Any, TextIO
 
 from . import render
@@ -26,6 +27,7 @@ class OneShot:
         self.stream_out = out.isatty()
         self.color = err.isatty()
         self.stream = render.TextStream()
+        self.tools = render.ToolNames()
         self.interrupted = False
         conn.listeners.event = self.on_event
         conn.listeners.message = lambda kind, message: self._note([("yellow" if kind <= 2 else "dim", message)])
@@ -46,7 +48,7 @@ class OneShot:
             self._end_text()
         if kind == "turn_end":  # the result of shiro.chat reports the outcome
             return
-        for line in render.event_lines(event):
+        for line in render.event_lines(event, self.tools):
             self._note(line)
 
     def _end_text(self) -> None:
@@ -62,7 +64,7 @@ class OneShot:
             return "Deny"
         self._end_text()
         self._note([("yellow", f"? {message}")])
-        answer = await asyncio.to_thread(_ask_tty, "[a]llow / al[w]ays / [d]eny: ")
+        answer = await _in_daemon_thread(_ask_tty, "[a]llow / al[w]ays / [d]eny: ")
         return {"a": "Allow", "y": "Allow", "w": "Always allow"}.get(answer[:1].lower(), "Deny")
 
     async def run(self, prompt: str) -> int:
@@ -110,11 +112,26 @@ class OneShot:
             pass
 
 
+async def _in_daemon_thread(fn: Any, *args: Any) -> Any:
+    """Like asyncio.to_thread, but a read still blocked at exit (Ctrl-C) does not hold the exit up."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def work() -> None:
+        result = fn(*args)
+        try:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(result))
+        except RuntimeError:  # the loop has ended meanwhile
+            pass
+
+    threading.Thread(target=work, daemon=True).start()
+    return await future
+
+
 def _ask_tty(question: str) -> str:
     try:
-        with open("/dev/tty", "r+") as tty:
-            tty.write(question)
-            tty.flush()
-            return tty.readline().strip()
+        with open("/dev/tty", "r+b", buffering=0) as tty:  # unbuffered: a tty cannot seek
+            tty.write(question.encode())
+            return tty.readline().decode("utf-8", "replace").strip()
     except OSError:
         return ""

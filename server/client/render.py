@@ -104,25 +104,48 @@ def _output_text(output: Any) -> str:
         return str(output)
 
 
-def tool_result_line(event: dict[str, Any]) -> Line:
+_COUNT_ONLY = {"read_file", "list_files", "grep", "recall"}  # their single line is content, not a verdict
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def tool_result_line(event: dict[str, Any], tool: str = "") -> Line:
     text = _output_text(event.get("output", "")).strip()
     lines = text.splitlines()
+    label = f"{tool}: " if tool else ""
     if event.get("isError"):
-        return [("red", "  ✗ " + one_line(lines[0] if lines else "failed", 96))]
+        return [("red", "  ✗ " + label + one_line(lines[0] if lines else "failed", 96))]
     if not lines:
-        return [("dim", "  ✓ done")]
-    if len(lines) == 1 and len(lines[0]) <= 80:
-        return [("dim", "  ✓ " + lines[0])]
-    return [("dim", f"  ✓ {len(lines)} line{'s' if len(lines) != 1 else ''}")]
+        return [("dim", f"  ✓ {label}done")]
+    if len(lines) == 1 and len(lines[0]) <= 80 and tool not in _COUNT_ONLY:
+        return [("dim", f"  ✓ {label}{lines[0]}")]
+    return [("dim", f"  ✓ {label}{plural(len(lines), 'line')}")]
 
 
-def event_lines(event: dict[str, Any]) -> list[Line]:
+class ToolNames:
+    """Remembers which tool each call id belongs to, so results can say whose they are."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def note(self, event: dict[str, Any]) -> str:
+        call_id = str(event.get("toolCallId", ""))
+        if event.get("type") == "tool_call":
+            self.names[call_id] = str(event.get("toolName", ""))
+            return self.names[call_id]
+        return self.names.pop(call_id, "")
+
+
+def event_lines(event: dict[str, Any], tools: ToolNames | None = None) -> list[Line]:
     """Lines for one event other than text deltas (those go through `TextStream`)."""
     kind = event.get("type")
+    name = tools.note(event) if tools is not None and kind in ("tool_call", "tool_result") else ""
     if kind == "tool_call":
         return [tool_call_line(event)]
     if kind == "tool_result":
-        return [tool_result_line(event)]
+        return [tool_result_line(event, name)]
     if kind == "notice":
         return [[("yellow", f"! {event.get('message', '')}")]]
     if kind == "compacted":

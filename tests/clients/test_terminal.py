@@ -1,0 +1,334 @@
+"""The `shiro` terminal client end to end: the real console script, the real server it starts, the
+real HTTP fake provider. `-p` runs with stdin at /dev/null and no terminal; the interactive UI runs
+under a pseudo-terminal (pexpect, fixed window size, TERM=xterm).
+
+What the user sees is checked on whole printed lines (streamed text is printed a line at a time);
+what was typed is checked where it lands, in the requests the fake provider received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.fake_provider import Call, FakeProvider, HttpError, Reply
+from tests.lsp.conftest import server_env
+
+_SCRIPT = Path(sys.executable).with_name("shiro")
+SHIRO = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from shiro_neko.client.main import main; main()"]
+
+
+@pytest.fixture
+def fake() -> Any:
+    provider = FakeProvider().start()
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake: FakeProvider) -> dict[str, str]:
+    return server_env(tmp_path / "home", fake.base_url, TERM="xterm")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "hello.py").write_text("print('hello')\n")
+    return root
+
+
+def run(args: list[str], workspace: Path, env: dict[str, str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        SHIRO + args, cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """Every user text the provider was sent (Responses `input`)."""
+    out = []
+    for item in body.get("input", []):
+        if item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            else:
+                out += [part.get("text", "") for part in content or []]
+    return out
+
+
+def sent(fake: FakeProvider, body: dict[str, Any]) -> str:
+    """The whole input as JSON, with `item_reference`s replaced by the items they point at."""
+    items = [fake.stored.get(i["id"], i) if i.get("type") == "item_reference" else i for i in body.get("input", [])]
+    return json.dumps(items)
+
+
+def session_ids(tmp_path: Path) -> list[str]:
+    return sorted(p.stem for p in (tmp_path / "home" / "sessions").glob("*.json"))
+
+
+# -- -p: scripts and CI ---------------------------------------------------------------------
+def test_print_answers_on_stdout_without_a_terminal(workspace, env, fake):
+    fake.script(Reply(text="The answer is 42.", chunks=4))
+    done = run(["-p", "what is the answer?"], workspace, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The answer is 42.\n"
+    assert user_texts(fake.requests[0].body) == ["what is the answer?"]
+
+
+def test_print_fails_clearly_when_the_provider_fails(workspace, env, fake):
+    fake.script(*[HttpError(500, "the fake is down") for _ in range(4)])
+    done = run(["-p", "hello"], workspace, env)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "error" in done.stderr and "the fake is down" in done.stderr
+    assert len(fake.requests) == 4  # the server's own retries, then the turn ends
+
+
+def test_print_denies_approvals_without_a_terminal_unless_told(workspace, env, fake):
+    write = {"path": "new.txt", "content": "made by shiro\n"}
+    fake.script(Reply(calls=[Call("write_file", write)]), Reply(text="could not write it"))
+    done = run(["-p", "write new.txt"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "could not write it\n"
+    assert "--approvals" in done.stderr and "denied" in done.stderr
+    assert not (workspace / "new.txt").exists()
+
+    fake.script(Reply(calls=[Call("write_file", write)]), Reply(text="written"))
+    done = run(["--approvals", "auto-edit", "-p", "write new.txt"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "written\n", done.stderr
+    assert (workspace / "new.txt").read_text() == "made by shiro\n"
+    assert "→ write_file new.txt" in done.stderr
+
+
+def test_sessions_continue_and_resume_by_prefix(tmp_path, workspace, env, fake):
+    fake.script(Reply(text="first answer"), Reply(text="second answer"))
+    assert run(["-p", "first question"], workspace, env).returncode == 0
+    assert run(["-p", "second question"], workspace, env).returncode == 0
+
+    listed = run(["sessions", "--json"], workspace, env)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["sessions"]
+    assert [r["title"] for r in rows] == ["second question", "first question"]  # newest first
+    assert sorted(r["id"] for r in rows) == session_ids(tmp_path)
+    assert all(r["messageCount"] == 2 and r["cwd"] == str(workspace) for r in rows)
+    table = run(["sessions"], workspace, env).stdout
+    assert rows[0]["id"] in table and "first question" in table
+
+    # -c: a new server process picks the newest session of this directory and sends its history.
+    fake.script(Reply(text="continued"))
+    done = run(["-c", "-p", "continue"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "continued\n", done.stderr
+    body = fake.requests[-1].body
+    assert user_texts(body) == ["second question", "continue"]
+    assert "second answer" in sent(fake, body) and "first question" not in sent(fake, body)
+
+    # -r PREFIX: the older one, by a unique prefix of its id.
+    first = rows[1]["id"]
+    prefix = next(first[:k] for k in range(8, 37) if not rows[0]["id"].startswith(first[:k]))
+    fake.script(Reply(text="back to the first"))
+    done = run(["-r", prefix, "-p", "and now?"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "back to the first\n", done.stderr
+    assert user_texts(fake.requests[-1].body) == ["first question", "and now?"]
+
+    unknown = run(["-r", "ffffffff", "-p", "x"], workspace, env)
+    assert unknown.returncode == 1 and "ffffffff" in unknown.stderr
+
+
+# -- interactive, under a pseudo-terminal ----------------------------------------------------
+class Term:
+    """`shiro` on a pseudo-terminal (pexpect spawns it) with a reader thread that plays the terminal:
+    it keeps everything printed and answers prompt_toolkit's cursor position requests (CPR), as a
+    real terminal does (without an answer prompt_toolkit hides the bottom toolbar)."""
+
+    CPR = "\x1b[6n"
+
+    def __init__(self, args: list[str], workspace: Path, env: dict[str, str]) -> None:
+        self.child = pexpect.spawn(
+            SHIRO[0], SHIRO[1:] + args, cwd=str(workspace), env=env, dimensions=(40, 120), encoding="utf-8"
+        )
+        self.out = ""
+        self.pos = 0
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.expect("shiro-neko")
+
+    def _read(self) -> None:
+        tail = ""
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                continue
+            except (pexpect.EOF, OSError, ValueError):
+                return
+            with self.lock:
+                self.out += data
+            window = tail + data
+            for _ in range(window.count(self.CPR)):
+                self.child.send("\x1b[1;1R")
+            tail = window[-(len(self.CPR) - 1):]
+
+    def expect(self, pattern: str, timeout: float = 15) -> re.Match[str]:
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.lock:
+                match = regex.search(self.out, self.pos)
+            if match is not None:
+                self.pos = match.end()
+                return match
+            if time.monotonic() > deadline or (not self.reader.is_alive() and not regex.search(self.out, self.pos)):
+                raise AssertionError(f"{pattern!r} never shown; the terminal got:\n{self.out[-3000:]}")
+            time.sleep(0.02)
+
+    def type(self, text: str, enter: bool = True) -> None:
+        self.child.send(text)
+        if enter:
+            time.sleep(0.1)
+            self.child.send("\r")
+
+    def key(self, name: str) -> None:
+        self.child.send({"up": "\x1b[A", "down": "\x1b[B", "tab": "\t", "ctrl-c": "\x03", "ctrl-d": "\x04"}[name])
+        time.sleep(0.15)
+
+    def leave(self) -> str:
+        """Ctrl-D; returns everything printed from `Good bye.` on, without escape sequences."""
+        self.key("ctrl-d")
+        self.expect("Good bye.")
+        self.reader.join(timeout=15)
+        self.child.close()
+        assert self.child.exitstatus == 0, self.out[-2000:]
+        text = self.out.split("Good bye.", 1)[1]
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+@pytest.fixture
+def term(workspace, env):
+    terms: list[Term] = []
+
+    def start(*args: str) -> Term:
+        terms.append(Term(list(args), workspace, env))
+        return terms[-1]
+
+    yield start
+    for t in terms:
+        t.close()
+
+
+def wait_requests(fake: FakeProvider, n: int) -> list[Any]:
+    return fake.wait_for_requests(n, timeout=15)
+
+
+def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, fake, term):
+    fake.script(
+        Reply(calls=[Call("todo_write", {"todos": [{"content": "fix the boundary", "status": "in_progress"}]})]),
+        Reply(text="Looked into it.\nThe loop stops one early.", chunks=5, delay=0.02),
+    )
+    t = term()
+    t.type("why does the pagination test fail?")
+    t.expect(r"→ todo_write 1 task")
+    t.expect("Looked into it.")
+    t.expect("The loop stops one early.")
+    t.expect(r"\[~\] fix the boundary")  # the live task list under the prompt
+
+    t.type("/todos")
+    t.expect(r"tasks \.+ 0/1")
+    t.expect(r"\[~\] fix the boundary")
+    [sid] = session_ids(tmp_path)
+    t.type("/sessions")
+    t.expect(re.escape(sid) + r".*why does the pagination test fail\?")
+
+    # Up walks back past the slash commands to the prompt; Enter sends it again.
+    fake.script(Reply(text="Same answer."))
+    for _ in range(3):
+        t.key("up")
+    t.type("", enter=True)
+    t.expect("Same answer.")
+    assert user_texts(wait_requests(fake, 3)[-1].body)[-1] == "why does the pagination test fail?"
+
+    # Down past the newest entry restores what was being typed.
+    fake.script(Reply(text="Draft received."))
+    t.type("a half-typed draft", enter=False)
+    t.key("up")
+    t.key("down")
+    t.type("", enter=True)
+    t.expect("Draft received.")
+    assert user_texts(wait_requests(fake, 4)[-1].body)[-1] == "a half-typed draft"
+
+    out = t.leave()
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    prefix = next(line for line in lines if line.startswith("shiro -r")).split()[2]
+    assert lines[:4] == [
+        'Saved 8 messages: "why does the pagination test fail?"',
+        "Resume it with:",
+        "shiro -c                    newest session in this directory",
+        f"shiro -r {prefix:<18} this session by id",
+    ]
+    assert sid.startswith(prefix) and len(prefix) >= 8
+
+
+def test_interactive_abort_queue_and_continue_after_restart(tmp_path, workspace, env, fake, term):
+    slow = "Starting the long answer.\n" + " ".join(f"word{i}" for i in range(200))
+    fake.script(Reply(text=slow, chunks=100, delay=0.1))
+    t = term()
+    t.type("tell me a long story")
+    t.expect("Starting the long answer.")
+    t.type("and a queued one")
+    t.expect(r"queued \(1\)")
+    t.key("ctrl-c")
+    t.expect("aborted")
+    t.expect(r"cleared 1 queued prompt")
+    deadline = time.monotonic() + 10
+    while fake.disconnected_early < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake.disconnected_early == 1
+    time.sleep(0.5)
+    assert len(fake.requests) == 1  # the queued prompt never reached the provider
+    t.leave()
+
+    # A new process: -c resumes the newest session of this directory, kept text included.
+    fake.script(Reply(text="Carrying on."))
+    t2 = term("-c")
+    t2.expect(r'resumed [^\n]*"tell me a long story"')
+    t2.type("go on")
+    t2.expect("Carrying on.")
+    body = wait_requests(fake, 2)[-1].body
+    assert user_texts(body)[0] == "tell me a long story" and user_texts(body)[-1] == "go on"
+    assert "Starting the long answer." in sent(fake, body)
+    assert 'Saved 4 messages: "tell me a long story"' in t2.leave()
+    assert len(session_ids(tmp_path)) == 1
+
+
+def test_interactive_clear_attach_and_never_written(tmp_path, workspace, fake, term):
+    fake.script(Reply(text="It prints hello."))
+    t = term()
+    t.type("what does @hel", enter=False)
+    time.sleep(0.5)
+    t.key("tab")  # the file picker's first match
+    t.type(" do?")
+    t.expect(r"attached hello\.py \(1 line\)")
+    t.expect("It prints hello.")
+    [prompt] = user_texts(wait_requests(fake, 1)[0].body)
+    assert prompt.startswith("what does @hello.py do?") and "print('hello')" in prompt
+
+    t.type("/clear")
+    t.expect("new session")
+    out = t.leave()
+    assert "The session had no messages, so it was never written." in out
+    assert "Saved" not in out
+    assert len(session_ids(tmp_path)) == 1  # the first session stays saved; the new one was never written
