@@ -46,7 +46,7 @@ class CommandError(Exception):
     """A command the server refused or could not run; `str()` is the server's message."""
 
     def __init__(self, command: str, message: str, code: int | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message.removeprefix(f"{command}: "))  # the server names the command
         self.command = command
         self.code = code
 

@@ -392,7 +392,7 @@ class Interactive:
         }
 
     async def cmd_help(self, _: str) -> None:
-        self.say(*[[("cyan", f"{name:<10}"), ("", meta)] for name, meta in COMMANDS.items()],
+        self.say(*[[("cyan", f"{name:<11}"), ("", meta)] for name, meta in COMMANDS.items()],
                  [("dim", "@path attaches a workspace file · ↑/↓ prompt history · Esc/Ctrl-C abort · Ctrl-C twice or Ctrl-D leave")])
 
     async def cmd_todos(self, _: str) -> None:

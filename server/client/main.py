@@ -31,6 +31,8 @@ EXIT_USAGE = 2
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="shiro",
+        usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
+        "       shiro sessions [--json] [--limit N]",
         description="shiro-neko in the terminal: a coding agent behind a language server.",
         epilog="Keys: Esc or Ctrl-C abort the turn, Ctrl-C twice or Ctrl-D leave, Up/Down walk the prompt history. "
         "Type /help inside for slash commands.",
@@ -46,7 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--approvals", choices=("ask", "auto-edit", "auto"),
                         help="which tool calls need your yes, for this run (default: the setting, ask)")
     parser.add_argument("--version", action="version", version=f"shiro {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="sessions")
+    sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions")
     sessions = sub.add_parser("sessions", help="list this directory's sessions, newest first")
     sessions.add_argument("--json", action="store_true", help="print JSON: {sessions: [{id, title, ...}]}")
     sessions.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
@@ -90,8 +92,9 @@ async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
 
     conn = await _connect(args, cwd)
     try:
+        oneshot = OneShot(conn)  # listening before a resume: it may re-ask a suspended approval
         await _resume(conn, args)
-        code = await OneShot(conn).run(prompt)
+        code = await oneshot.run(prompt)
     finally:
         lines = await conn.close()
     if sys.stderr.isatty():
@@ -105,8 +108,9 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
     from .interactive import Interactive
 
     try:
+        ui = Interactive(conn, cwd)  # listening before a resume: it may re-ask a suspended approval
         resumed = await _resume(conn, args)
-        lines = await Interactive(conn, cwd).run(resumed)
+        lines = await ui.run(resumed)
     except BaseException:
         await conn.close()
         raise

@@ -310,11 +310,18 @@ def test_interactive_abort_queue_and_continue_after_restart(tmp_path, workspace,
     body = wait_requests(fake, 2)[-1].body
     assert user_texts(body)[0] == "tell me a long story" and user_texts(body)[-1] == "go on"
     assert "Starting the long answer." in sent(fake, body)
-    assert 'Saved 4 messages: "tell me a long story"' in t2.leave()
+
+    # Esc aborts too.
+    fake.script(Reply(text=slow, chunks=100, delay=0.1))
+    t2.type("once more, slowly")
+    t2.expect("Starting the long answer.")
+    t2.child.send("\x1b")
+    t2.expect("aborted")
+    assert 'Saved 6 messages: "tell me a long story"' in t2.leave()
     assert len(session_ids(tmp_path)) == 1
 
 
-def test_interactive_clear_attach_and_never_written(tmp_path, workspace, fake, term):
+def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace, fake, term):
     fake.script(Reply(text="It prints hello."))
     t = term()
     t.type("what does @hel", enter=False)
@@ -325,6 +332,17 @@ def test_interactive_clear_attach_and_never_written(tmp_path, workspace, fake, t
     t.expect("It prints hello.")
     [prompt] = user_texts(wait_requests(fake, 1)[0].body)
     assert prompt.startswith("what does @hello.py do?") and "print('hello')" in prompt
+
+    # An approval is asked in the prompt line; `a` allows it (the client does not offer
+    # workspace/applyEdit, so the server writes the file itself).
+    fake.script(Reply(calls=[Call("write_file", {"path": "new.txt", "content": "from the terminal\n"})]), Reply(text="Written."))
+    t.type("write new.txt")
+    t.expect(r"\? shiro-neko wants to use write_file")
+    t.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny")
+    t.type("a", enter=False)
+    t.expect("allowed")
+    t.expect("Written.")
+    assert (workspace / "new.txt").read_text() == "from the terminal\n"
 
     t.type("/clear")
     t.expect("new session")
