@@ -73,6 +73,7 @@ class Listeners:
     status: Callable[[dict[str, Any]], None] = lambda p: None
     message: Callable[[int, str], None] = lambda t, m: None  # window/showMessage
     approve: Approver | None = None  # window/showMessageRequest; None answers null (= deny)
+    gone: Callable[[str], None] = lambda why: None  # the server exited before `close`
 
 
 @dataclass
@@ -84,6 +85,7 @@ class Connection:
     stderr_tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
     client: LanguageClient | None = None
     _stderr_task: asyncio.Task[None] | None = None
+    _watch_task: asyncio.Task[None] | None = None
     _closed: bool = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -99,6 +101,7 @@ class Connection:
             raise ServerGone(f"could not start the language server: {exc}") from None
         assert process.stderr is not None
         self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
+        self._watch_task = asyncio.create_task(self._watch(process))
         from lsprotocol import types
         from pygls.exceptions import JsonRpcException
         from pygls.lsp.client import LanguageClient
@@ -159,6 +162,13 @@ class Connection:
     def alive(self) -> bool:
         server = self.client._server if self.client else None
         return server is not None and server.returncode is None and not self._closed
+
+    async def _watch(self, process: asyncio.subprocess.Process) -> None:
+        code = await process.wait()
+        if not self._closed:
+            if self._stderr_task is not None:  # let its last words arrive
+                await asyncio.wait([self._stderr_task], timeout=1)
+            self.listeners.gone(self._why(f"the language server exited (status {code})"))
 
     async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
         # The server's own log (warnings, and the goodbye line when the pipe closed without

@@ -161,6 +161,7 @@ class Interactive:
         conn.listeners.todos = self.on_todos
         conn.listeners.message = lambda kind, message: self.say([("yellow" if kind <= 2 else "dim", message)])
         conn.listeners.approve = self.approve
+        conn.listeners.gone = lambda why: self.server_gone(ServerGone(why))
 
     # -- output ---------------------------------------------------------------------------
     def say(self, *lines: render.Line) -> None:
@@ -352,35 +353,44 @@ class Interactive:
             if not self.leaving:
                 self.say([("red", f"error: {exc}")])
         except ServerGone as exc:
-            if not self.leaving:
-                self.say([("red", f"error: {exc}")])
-                self.leaving = True
-                app = get_app_or_none()
-                if app is not None:
-                    self.leave(app)
+            self.server_gone(exc)
         finally:
             self.chats -= 1
             self.redraw()
 
+    async def slash(self, name: str, arg: str) -> None:
+        handler = self.slash_commands().get(name)
+        if handler is None:
+            self.say([("yellow", f"unknown command {name}; /help lists them")])
+            return
+        try:
+            await handler(arg)
+        except CommandError as exc:
+            self.say([("red", f"{name}: {exc}")])
+        except ServerGone as exc:
+            self.server_gone(exc)
+
+    def server_gone(self, exc: Exception) -> None:
+        if self.leaving:
+            return
+        self.say([("red", f"error: {exc}")])
+        app = get_app_or_none()
+        self.leaving = True
+        if app is not None:
+            self.leave(app)
+
     async def handle(self, text: str) -> None:
+        """Runs in the background, so the prompt is back at once (a prompt sent now is queued)."""
         text = text.strip()
         if not text:
             return
-        if text.startswith("/"):
+        if text in ("/exit", "/quit"):
+            self.leaving = True
+        elif text.startswith("/"):
             name, _, rest = text.partition(" ")
-            handler = self.slash_commands().get(name)
-            if handler is None:
-                self.say([("yellow", f"unknown command {name}; /help lists them")])
-                return
-            try:
-                await handler(rest.strip())
-            except CommandError as exc:
-                self.say([("red", f"{name}: {exc}")])
-            except ServerGone as exc:
-                self.say([("red", f"error: {exc}")])
-                self.leaving = True
-            return
-        self.spawn(self.send(text))
+            self.spawn(self.slash(name, rest.strip()))
+        else:
+            self.spawn(self.send(text))
 
     # -- slash commands -------------------------------------------------------------------
     def slash_commands(self) -> dict[str, Callable[[str], Awaitable[None]]]:
@@ -388,7 +398,6 @@ class Interactive:
             "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
-            "/exit": self.cmd_exit, "/quit": self.cmd_exit,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -455,9 +464,6 @@ class Interactive:
         result = await self.conn.new_session()
         self.session_id = str(result.get("sessionId"))
         self.say([("dim", f"new session {self.session_id[:8]} (the previous one stays saved)")])
-
-    async def cmd_exit(self, _: str) -> None:
-        self.leaving = True
 
     # -- main loop ------------------------------------------------------------------------
     async def run(self, resumed: dict[str, Any] | None) -> list[str]:

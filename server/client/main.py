@@ -114,12 +114,13 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
     except BaseException:
         await conn.close()
         raise
-    fallback = render.NEVER_WRITTEN
-    if not render.shutdown_lines(lines):
-        tail = "\n".join(list(conn.stderr_tail)[-5:])
-        fallback = "The language server stopped before saying whether the session was saved." + (f"\n{tail}" if tail else "")
-    print(render.goodbye_text(lines, fallback), flush=True)
-    return 0
+    if render.shutdown_lines(lines):
+        print(render.goodbye_text(lines), flush=True)
+        return 0
+    tail = "\n".join(list(conn.stderr_tail)[-5:])
+    why = "The language server stopped before saying whether the session was saved." + (f"\n{tail}" if tail else "")
+    print(render.goodbye_text(lines, why), flush=True)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> None:
