@@ -84,6 +84,17 @@ def test_print_answers_on_stdout_without_a_terminal(workspace, env, fake):
     assert done.returncode == 0, done.stderr
     assert done.stdout == "The answer is 42.\n"
     assert user_texts(fake.requests[0].body) == ["what is the answer?"]
+    assert {t["name"] for t in fake.requests[0].body["tools"]} >= {"remember", "recall"}
+
+
+def test_print_flags_become_the_runs_settings(workspace, env, fake):
+    fake.script(Reply(text="deep answer"))
+    done = run(["--agent", "deep", "--model", "other-model", "--no-memory", "-p", "hi"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "deep answer\n", done.stderr
+    body = fake.requests[0].body
+    assert body["model"] == "other-model"
+    assert "deep" in body["instructions"]  # the variant's prompt
+    assert not {t["name"] for t in body["tools"]} & {"remember", "recall", "forget"}  # memory off
 
 
 def test_print_fails_clearly_when_the_provider_fails(workspace, env, fake):
