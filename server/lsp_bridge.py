@@ -44,7 +44,7 @@ class LspSink:
     async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f"shiro-neko wants to {'run' if tool_name == 'run_command' else 'use ' + tool_name}: {summary}",
+            message=f"shiro-neko wants to {summary}",
             actions=[types.MessageActionItem(title=t) for t in (wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY)],
         )
         try:

@@ -53,6 +53,7 @@ class _Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
 class ChatArgs(_Args):
     prompt: str
     sessionId: str | None = None
+    attachments: list[str] = []  # workspace paths sent to the model with the prompt
     workspace: str | None = None
 
 

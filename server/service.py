@@ -11,6 +11,7 @@ from typing import Any, Callable, Protocol
 
 import uuid_utils
 
+from .agent.attachments import AttachmentError, read_attachments
 from .agent.compaction import compact_transcript
 from .agent.events import EventSink
 from .agent.provider.base import ProviderError
@@ -119,7 +120,11 @@ class ShiroService:
         if not args.prompt.strip():
             raise Refused("the prompt is empty")
         session = self.session_for(args.sessionId, args.workspace)
-        return session, session.submit(args.prompt)
+        try:
+            attached = read_attachments(session.deps.host, args.attachments)
+        except AttachmentError as exc:
+            raise Refused(str(exc)) from None
+        return session, session.submit(args.prompt, attachments=attached)
 
     def abort(self, args: SessionArgs) -> AbortResult:
         session = self.session_for(args.sessionId, args.workspace)

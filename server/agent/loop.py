@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from .prompt import build_instructions
+from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
 from .provider.base import (
@@ -59,7 +59,7 @@ class TurnState:
         )
 
 
-async def run_turn(session: AgentSession, prompt: str | None, turn_id: str) -> TurnOutcome:
+async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, attachments: list[str] | None = None) -> TurnOutcome:
     state = TurnState(session, turn_id)
     if prompt is not None:
         if pending_calls(session.messages):
@@ -67,9 +67,13 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str) -> T
             deny_pending(session, "denied: the user sent a new prompt instead of answering")
         if not session.messages and not session.title:
             session.title = prompt
-        session.messages.append(UserMessage(content=[TextPart(text=prompt)]))
+        parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
+        session.messages.append(UserMessage(content=parts))
         session.changed()
     state.emit("turn_start")
+    agent = session.deps.settings().agent
+    if agent not in VARIANTS:
+        state.emit("notice", message=f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
     session.emit_status()
     try:
         outcome = await _steps(state)

@@ -41,6 +41,7 @@ class QueuedPrompt:
     prompt: str | None  # None: a turn the server starts itself (a resumed approval)
     turn_id: str
     done: asyncio.Future[TurnOutcome]
+    attachments: list[str] = field(default_factory=list)  # extra text parts sent with the prompt
 
 
 @dataclass
@@ -93,9 +94,9 @@ class AgentSession:
     def queued(self) -> int:
         return len(self._queue)
 
-    def submit(self, prompt: str | None, turn_id: str | None = None) -> QueuedPrompt:
+    def submit(self, prompt: str | None, turn_id: str | None = None, attachments: list[str] | None = None) -> QueuedPrompt:
         """Queue a prompt; it runs when every earlier one has ended."""
-        item = QueuedPrompt(prompt, turn_id or new_turn_id(), asyncio.get_running_loop().create_future())
+        item = QueuedPrompt(prompt, turn_id or new_turn_id(), asyncio.get_running_loop().create_future(), list(attachments or []))
         busy = self.running or bool(self._queue)
         self._queue.append(item)
         if prompt is not None:
@@ -115,7 +116,7 @@ class AgentSession:
         while self._queue:
             item = self._queue.popleft()
             self._current = item
-            self._turn_task = asyncio.create_task(run_turn(self, item.prompt, item.turn_id))
+            self._turn_task = asyncio.create_task(run_turn(self, item.prompt, item.turn_id, item.attachments))
             try:
                 outcome = await asyncio.shield(self._turn_task)
             except asyncio.CancelledError:

@@ -44,7 +44,7 @@ def describe_call(tool: Tool | None, call: ToolCallPart) -> str:
         if text:
             return text
     shown = json.dumps(call.input, ensure_ascii=False)
-    return f"{call.tool_name} {shown[:300]}"
+    return f"use {call.tool_name} {shown[:300]}"
 
 
 def deny_pending(session: AgentSession, reason: str) -> None:

@@ -235,9 +235,12 @@ class Connection:
         out = plain(result)
         return out if isinstance(out, dict) else {}
 
-    async def chat(self, prompt: str) -> dict[str, Any]:
+    async def chat(self, prompt: str, attachments: list[str] | None = None) -> dict[str, Any]:
         """Resolves when this prompt's turn ends (a prompt sent during a turn is queued)."""
-        return await self.command("shiro.chat", {"prompt": prompt})
+        args: dict[str, Any] = {"prompt": prompt}
+        if attachments:
+            args["attachments"] = attachments
+        return await self.command("shiro.chat", args)
 
     async def abort(self) -> dict[str, Any]:
         return await self.command("shiro.abort", {})

@@ -50,8 +50,6 @@ COMMANDS = {
 }
 CTRL_C_WINDOW_S = 2.0
 MAX_TODO_LINES = 9
-ATTACH_MARK = "\n\n<attached-file path="
-ATTACH_MAX_BYTES = 200_000
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".ruff_cache", "dist", "build"}
 MAX_FILES = 20_000
 
@@ -62,7 +60,7 @@ class PromptHistory(History):
 
     def __init__(self, prompts: Iterable[str]) -> None:
         super().__init__()
-        self._initial = [p.split(ATTACH_MARK, 1)[0] for p in prompts if p.strip()]
+        self._initial = [p for p in prompts if p.strip()]
 
     def load_history_strings(self) -> Iterable[str]:
         return reversed(self._initial)  # newest first
@@ -120,25 +118,25 @@ class ShiroCompleter(Completer):
             yield Completion("@" + path, start_position=-len(typed) - 1, display=path)
 
 
-def attach_files(text: str, root: Path) -> tuple[str, list[str]]:
-    """Append the content of every `@path` that names a workspace file; returns (prompt, notes)."""
-    blocks, notes, seen = [], [], set()
+def attach_files(text: str, root: Path) -> tuple[list[str], list[str]]:
+    """The workspace files named by `@path` in `text`; returns (paths, notes).
+
+    The server reads them (open buffers first) and sends them with the prompt; the title and the
+    prompt history keep only what was typed."""
+    paths, notes = [], []
     for match in re.finditer(r"(?:^|(?<=\s))@([^\s@]+)", text):
         rel = match.group(1).rstrip(".,;:!?)")
         path = (root / rel).resolve()
-        if rel in seen or not path.is_file() or not path.is_relative_to(root.resolve()):
+        if rel in paths or not path.is_file() or not path.is_relative_to(root.resolve()):
             continue
-        seen.add(rel)
-        data = path.read_bytes()[:ATTACH_MAX_BYTES]
         try:
-            content = data.decode("utf-8")
+            lines = len(path.read_text(encoding="utf-8").splitlines())
         except UnicodeDecodeError:
             notes.append(f"not attached: {rel} is not text")
             continue
-        cut = " (first 200 kB)" if path.stat().st_size > ATTACH_MAX_BYTES else ""
-        blocks.append(f'{ATTACH_MARK.lstrip()}"{rel}">\n{content}\n</attached-file>')
-        notes.append(f"attached {rel} ({render.plural(len(content.splitlines()), 'line')}){cut}")
-    return (text + "\n\n" + "\n\n".join(blocks) if blocks else text), notes
+        paths.append(rel)
+        notes.append(f"attached {rel} ({render.plural(lines, 'line')})")
+    return paths, notes
 
 
 # -- the app --------------------------------------------------------------------------------
@@ -341,13 +339,13 @@ class Interactive:
             self.say([("yellow", f"cleared {cleared} queued prompt{'s' if cleared != 1 else ''}")])
 
     async def send(self, text: str) -> None:
-        prompt, notes = attach_files(text, self.cwd)
+        attachments, notes = attach_files(text, self.cwd)
         for note in notes:
             self.say([("dim", note)])
         self.chats += 1
         self.redraw()
         try:
-            result = await self.conn.chat(prompt)
+            result = await self.conn.chat(text, attachments)
             self.session_id = str(result.get("sessionId") or self.session_id)
         except CommandError as exc:
             if not self.leaving:

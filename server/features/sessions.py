@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NEVER_WRITTEN = "The session had no messages, so it was never written."
 DEBOUNCE_S = 0.4
 MAX_GAP_S = 2.0
 
@@ -210,7 +211,7 @@ class SessionsFeature:
     # -- shutdown -------------------------------------------------------------------------
     def goodbye_lines(self, session: "AgentSession") -> str:
         if not session.messages:
-            return "The session had no messages, so it was never written."
+            return NEVER_WRITTEN
         hint = self.store.resume_hint(session.id)
         count = len(session.messages)
         return (
@@ -224,6 +225,7 @@ class SessionsFeature:
         for workspace in self.service.workspaces.all():
             session = workspace.current
             if session is None:
+                log_line(NEVER_WRITTEN)
                 continue
             if session.messages:
                 try:
@@ -238,6 +240,7 @@ class SessionsFeature:
         for workspace in self.service.workspaces.all():
             session = workspace.current
             if session is None:
+                log_line(NEVER_WRITTEN)
                 continue
             try:
                 self.save_sync(session)

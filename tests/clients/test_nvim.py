@@ -158,7 +158,7 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     # the approval went through vim.ui.select with the three actions; the buffer was edited and saved
     approvals = [a for a in result["asked"] if a["kind"] == "shiro_approval"]
     assert len(approvals) == 1 and approvals[0]["items"] == ["Allow", "Always allow", "Deny"]
-    assert "edit_file" in approvals[0]["prompt"]
+    assert "wants to edit hello.py" in approvals[0]["prompt"]
     if tuple(int(n) for n in result["nvim_version"].split(".")) >= (0, 11, 0):
         assert result["approval_answered_later"] is True  # the handler waited in its coroutine
     assert result["turn_end_2"]["status"] == "completed" and result["turn_end_2"]["text"] == "Renamed.\nAll done."

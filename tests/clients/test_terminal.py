@@ -341,14 +341,15 @@ def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace,
     t.type(" do?")
     t.expect(r"attached hello\.py \(1 line\)")
     t.expect("It prints hello.")
-    [prompt] = user_texts(wait_requests(fake, 1)[0].body)
-    assert prompt.startswith("what does @hello.py do?") and "print('hello')" in prompt
+    typed, attached = user_texts(wait_requests(fake, 1)[0].body)
+    assert typed == "what does @hello.py do?"
+    assert attached.startswith('<attached-file path="hello.py">') and "print('hello')" in attached
 
     # An approval is asked in the prompt line; `a` allows it (the client does not offer
     # workspace/applyEdit, so the server writes the file itself).
     fake.script(Reply(calls=[Call("write_file", {"path": "new.txt", "content": "from the terminal\n"})]), Reply(text="Written."))
     t.type("write new.txt")
-    t.expect(r"\? shiro-neko wants to use write_file")
+    t.expect(r"\? shiro-neko wants to write new\.txt")
     t.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny")
     t.type("a", enter=False)
     t.expect("allowed")

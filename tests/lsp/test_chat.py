@@ -7,7 +7,7 @@ import json
 
 import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from tests.fake_provider import Call, Reply
 from tests.lsp.conftest import server_env, start_client
@@ -233,3 +233,34 @@ async def test_system_prompt_has_workspace_facts_and_tool_rules(harness):
     tools = [t["name"] for t in harness.fake.requests[0].body["tools"]]
     assert tools[:6] == ["read_file", "list_files", "grep", "edit_file", "write_file", "run_command"]
     json.dumps(harness.fake.requests[0].body)  # the body is plain JSON
+
+
+async def test_attachments_go_to_the_model_not_the_title(harness):
+    harness.fake.script(Reply(text="It prints hello."))
+    result = await harness.chat("what does this do?", attachments=["hello.py"])
+    assert result["status"] == "completed"
+    [user] = [i for i in harness.fake.requests[0].body["input"] if i.get("role") == "user"]
+    typed, attached = [p["text"] for p in user["content"]]
+    assert typed == "what does this do?" and "print('hello')" in attached
+    assert (await harness.command("shiro.history"))["prompts"] == ["what does this do?"]
+    await harness.command("shiro.save")
+    [row] = (await harness.command("shiro.sessions"))["sessions"]
+    assert row["title"] == "what does this do?"
+    with pytest.raises(JsonRpcException) as caught:
+        await harness.chat("and this?", attachments=["../outside.txt"])
+    assert caught.value.code == -32803 and "outside the workspace" in caught.value.message
+
+
+async def test_unknown_agent_is_a_notice(tmp_path, fake, workspace):
+    home = tmp_path / "home"
+    h = await start_client(
+        {"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url), init_options={"agent": "wizard"}
+    )
+    try:
+        fake.script(Reply(text="hi"))
+        result = await h.chat("hello")
+        notices = [e["message"] for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]
+        assert notices and "unknown agent 'wizard'" in notices[0]
+    finally:
+        await h.client.shutdown_session()
+        await h.client.stop()
