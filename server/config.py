@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from .protocol import plain
+
 log = logging.getLogger(__name__)
 
 WireApi = Literal["responses", "chat", "auto"]
@@ -82,8 +84,7 @@ def merge_settings(current: Settings, raw: Any) -> Settings:
     Unknown keys are ignored (clients may send more); a key with a bad value is dropped with a
     warning so one typo does not throw away the whole section.
     """
-    if hasattr(raw, "_asdict"):
-        raw = raw._asdict()
+    raw = plain(raw)
     if not isinstance(raw, dict):
         return current
     if isinstance(raw.get("shiro"), dict):  # a whole settings object rather than the section

@@ -20,7 +20,7 @@ from pygls.uris import to_fs_path
 
 from . import __version__
 from .lsp_bridge import LspSink, LspToolHost
-from .protocol import SECTION
+from .protocol import SECTION, plain
 from .service import ShiroService
 
 log = logging.getLogger(__name__)
@@ -139,9 +139,7 @@ def create_server() -> ShiroServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_config(ls: ShiroServer, params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if hasattr(settings, "_asdict"):
-            settings = settings._asdict()
+        settings = plain(params.settings)
         if isinstance(settings, dict) and settings.get(SECTION) is not None:
             ls.service.update_settings(settings[SECTION])
         else:

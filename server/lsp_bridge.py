@@ -110,15 +110,9 @@ class LspToolHost(DiskToolHost):
         return bool(edit and edit.document_changes) and types.ResourceOperationKind.Create in ops
 
     def _offers_save_documents(self) -> bool:
-        experimental = self._capabilities().experimental
-        if hasattr(experimental, "_asdict"):
-            experimental = experimental._asdict()
-        if isinstance(experimental, dict):
-            shiro = experimental.get("shiro")
-            if hasattr(shiro, "_asdict"):
-                shiro = shiro._asdict()
-            return bool(isinstance(shiro, dict) and shiro.get("saveDocuments"))
-        return False
+        experimental = wire.plain(self._capabilities().experimental)
+        shiro = experimental.get("shiro") if isinstance(experimental, dict) else None
+        return bool(isinstance(shiro, dict) and shiro.get("saveDocuments"))
 
     async def _save(self, path: Path, new_text: str) -> None:
         if self._offers_save_documents():

@@ -140,6 +140,17 @@ class StatusPayload(msgspec.Struct):
     queued: int
 
 
+def plain(obj: Any) -> Any:
+    """pygls hands unknown payloads over as namedtuples; everything past the wire sees builtins."""
+    if hasattr(obj, "_asdict"):
+        return {k: plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    return obj
+
+
 def decode_args(args: tuple[Any, ...], kind: type[_Args]) -> _Args:
     """Decode the one JSON object a command takes; an omitted argument means `{}`.
 
@@ -147,11 +158,9 @@ def decode_args(args: tuple[Any, ...], kind: type[_Args]) -> _Args:
     """
     if len(args) > 1:
         raise ValueError(f"expected one JSON object as the only argument, got {len(args)} arguments")
-    raw = args[0] if args else {}
+    raw = plain(args[0]) if args else {}
     if raw is None:
         raw = {}
-    if hasattr(raw, "_asdict"):  # pygls hands unknown objects over as namedtuples
-        raw = raw._asdict()
     if not isinstance(raw, dict):
         raise ValueError(f"expected a JSON object as the argument, got {type(raw).__name__}")
     try:

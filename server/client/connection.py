@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .. import __version__
+from ..protocol import plain
 
 if TYPE_CHECKING:  # pygls and lsprotocol load in `start`, while the server process boots
     from lsprotocol import types
@@ -29,17 +30,6 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-
-
-def plain(obj: Any) -> Any:
-    """pygls hands unknown payloads over as namedtuples; everything above this module sees builtins."""
-    if hasattr(obj, "_asdict"):
-        return {k: plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, dict):
-        return {k: plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    return obj
 
 
 class CommandError(Exception):

@@ -18,21 +18,11 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from shiro_neko.protocol import plain
 from tests.fake_provider import FakeProvider
 
 CLIENTS = ["visual-studio-code", "neovim"]
 HANG = "<never answer>"
-
-
-def plain(obj: Any) -> Any:
-    """pygls hands unknown payloads over as namedtuples; tests compare plain data."""
-    if hasattr(obj, "_asdict"):
-        return {k: plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, dict):
-        return {k: plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    return obj
 
 
 def server_env(home: Path, base_url: str | None, api_key: str | None = "sk-test-not-a-real-key", **extra: str) -> dict[str, str]:
