@@ -49,7 +49,8 @@ def _git(root: Path, *args: str) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    # rstrip only: `git status --short` lines start with a meaningful space (" M file").
+    return done.stdout.rstrip() if done.returncode == 0 else None
 
 
 def git_facts(root: Path) -> str:
@@ -64,9 +65,7 @@ def git_facts(root: Path) -> str:
         status = _git(root, "status", "--short") or ""
         lines = status.splitlines()
         shown = "\n".join(lines[:20]) + (f"\n... and {len(lines) - 20} more" if len(lines) > 20 else "")
-        text = f"Git branch: {branch}\nGit status: {'clean' if not lines else ''}"
-        if lines:
-            text += "\n" + shown
+        text = f"Git branch: {branch}\n" + (f"Git status (short):\n{shown}" if lines else "Git status: clean")
     _git_cache[root] = (now, text)
     return text
 

@@ -209,6 +209,8 @@ async def test_settings_from_workspace_configuration(tmp_path, fake, workspace):
         fake.script(Reply(text="hi"))
         await h.chat("hello")
         assert fake.requests[0].api == "chat" and fake.requests[0].body["model"] == "from-config"
+        status = await h.command("shiro.status")
+        assert status["model"] == "from-config" and status["costUsd"] is None  # unknown price: null, not 0
     finally:
         await h.client.shutdown_session()
         await h.client.stop()
