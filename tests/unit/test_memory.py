@@ -19,10 +19,12 @@ from shiro_neko.state.memory import (
     MemoryEntry,
     MemoryRefused,
     ProjectMemory,
+    render_memory_block,
+)
+from shiro_neko.state.memory_compaction import (
     apply_compaction_reply,
     build_compaction_request,
     compaction_skip_reason,
-    render_memory_block,
 )
 
 
