@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
 from lsprotocol import types
 
 from tests.fake_provider import Call, Reply
@@ -181,6 +182,37 @@ async def test_each_workspace_folder_is_its_own_boundary(tmp_path, fake):
         in_a = await h.chat("hi")
         assert in_a["sessionId"] != in_b["sessionId"]
         assert str(b) in fake.requests[0].body["instructions"] and str(a) in fake.requests[2].body["instructions"]
+    finally:
+        await h.client.shutdown_session()
+        await h.client.stop()
+
+
+async def test_workspace_folders_can_change(tmp_path, fake):
+    from pygls.exceptions import JsonRpcException
+
+    home = tmp_path / "home"
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    h = await start_client({"fake": fake, "home": home, "root": a}, "visual-studio-code", server_env(home, fake.base_url))
+    try:
+        with pytest.raises(JsonRpcException) as caught:
+            await h.chat("hi", workspace=b.as_uri())
+        assert "not a workspace folder" in caught.value.message
+        h.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(uri=b.as_uri(), name="b")], removed=[])
+            )
+        )
+        fake.script(Reply(text="in b"))
+        result = await h.chat("hi", workspace=b.as_uri())
+        assert result["text"] == "in b" and str(b) in fake.requests[0].body["instructions"]
+        h.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=[], removed=[types.WorkspaceFolder(uri=b.as_uri(), name="b")])
+            )
+        )
+        with pytest.raises(JsonRpcException):
+            await h.command("shiro.status", {"workspace": b.as_uri()})
     finally:
         await h.client.shutdown_session()
         await h.client.stop()
