@@ -7,7 +7,7 @@ from a completed, stored provider response.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Union
 
 import msgspec
 

@@ -9,7 +9,6 @@ with /usr/bin/nvim (Debian's 0.7.2) when that is installed.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys

@@ -9,7 +9,6 @@ what was typed is checked where it lands, in the requests the fake provider rece
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys

@@ -11,7 +11,6 @@ from typing import Any, AsyncIterator
 
 from ..transcript import (
     AssistantMessage,
-    Message,
     ReasoningPart,
     TextPart,
     ToolCallPart,
