@@ -62,8 +62,10 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers and crashes see the old or the new bytes only."""
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` so that readers and crashes see the old or the new bytes only.
+
+    `mode` sets the new file's permissions (the temp file is created 0600)."""
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
@@ -73,6 +75,8 @@ def write_atomic(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
