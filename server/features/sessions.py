@@ -42,7 +42,7 @@ class _SaveState:
     timer: asyncio.TimerHandle | None = None
     first_change: float | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    created_at: str = ""
+    dirty: bool = False  # changed since the last save began
     warned: bool = False
 
 
@@ -86,6 +86,7 @@ class SessionsFeature:
         if not session.created_at:
             session.created_at = now_iso()
         state = self._state(session)
+        state.dirty = True
         loop = asyncio.get_running_loop()
         now = time.monotonic()
         if state.timer is not None:
@@ -96,18 +97,28 @@ class SessionsFeature:
             if state.first_change is None:
                 state.first_change = now
             delay = min(DEBOUNCE_S, max(0.0, state.first_change + MAX_GAP_S - now))
-        state.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self.save(session)))
+        state.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self._autosave(session)))
 
-    async def save(self, session: "AgentSession") -> Any:
-        """Write the session now (in the writer thread); None when it has no messages."""
-        state = self._state(session)
+    async def _autosave(self, session: "AgentSession") -> None:
+        try:
+            await self.save(session)
+        except Refused:
+            pass  # already logged and shown once as a notice; the next change tries again
+
+    def _stop_timer(self, state: _SaveState) -> None:
         if state.timer is not None:
             state.timer.cancel()
             state.timer = None
         state.first_change = None
+
+    async def save(self, session: "AgentSession") -> Any:
+        """Write the session now (in the writer thread); None when it has no messages."""
+        state = self._state(session)
+        self._stop_timer(state)
         if not session.messages:
             return None
         async with state.lock:
+            state.dirty = False
             record = to_record(session, self.service.settings.effective_model)
             loop = asyncio.get_running_loop()
             try:
@@ -128,11 +139,6 @@ class SessionsFeature:
             self.store.acquire(record.id)
         return self.store.save(record)
 
-    def save_sync(self, session: "AgentSession") -> None:
-        """For the closed-pipe path, when no event loop runs any more."""
-        if session.messages:
-            self._writer.submit(lambda: None).result()  # let queued writes land first
-            self._save_owned(to_record(session, self.service.settings.effective_model))
 
     # -- commands -------------------------------------------------------------------------
     async def save_command(self, session: "AgentSession") -> dict[str, Any]:
@@ -221,34 +227,43 @@ class SessionsFeature:
             f"  shiro -r {hint:<18} this session by id"
         )
 
-    async def flush(self, log_line: Callable[[str], None]) -> None:
+    def _flush_all(self) -> list[str]:
+        """Save every session with unsaved changes and each workspace's current one; the lines to log.
+
+        Runs in any thread: every write goes through the one writer thread, after what is queued."""
+        model = self.service.settings.effective_model
+        current = {id(w.current) for w in self.service.workspaces.all() if w.current is not None}
+        failed: dict[str, str] = {}
+        for session in list(self.service.sessions.values()):
+            state = self._states.get(session.id)
+            if session.messages and (id(session) in current or (state is not None and state.dirty)):
+                try:
+                    self._writer.submit(self._save_owned, to_record(session, model)).result()
+                except StateError as exc:
+                    failed[session.id] = str(exc)
+        lines = []
         for workspace in self.service.workspaces.all():
             session = workspace.current
-            if session is None:
-                log_line(NEVER_WRITTEN)
-                continue
-            if session.messages:
-                try:
-                    await self.save(session)
-                except Refused as exc:
-                    log_line(f"session {session.id} could not be saved: {exc}")
-                    continue
-            log_line(self.goodbye_lines(session))
-        await asyncio.to_thread(self.store.close)
+            if session is not None and session.id in failed:
+                lines.append(f"session {session.id} could not be saved: {failed[session.id]}")
+            else:
+                lines.append(self.goodbye_lines(session) if session is not None else NEVER_WRITTEN)
+        self._writer.submit(self.store.close).result()
+        return lines
+
+    async def flush(self, log_line: Callable[[str], None]) -> None:
+        """Shutdown: pending saves are written now, then the seed's goodbye line per workspace."""
+        for state in self._states.values():
+            self._stop_timer(state)
+            async with state.lock:  # a save in flight lands first
+                pass
+        for line in await asyncio.to_thread(self._flush_all):
+            log_line(line)
 
     def flush_sync(self, log_line: Callable[[str], None]) -> None:
-        for workspace in self.service.workspaces.all():
-            session = workspace.current
-            if session is None:
-                log_line(NEVER_WRITTEN)
-                continue
-            try:
-                self.save_sync(session)
-            except StateError as exc:
-                log_line(f"session {session.id} could not be saved: {exc}")
-                continue
-            log_line(self.goodbye_lines(session))
-        self.store.close()
+        """The same when the event loop has already ended (the pipe closed without `shutdown`)."""
+        for line in self._flush_all():
+            log_line(line)
 
 
 def setup(service: "ShiroService") -> SessionsFeature:
