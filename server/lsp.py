@@ -35,28 +35,19 @@ class ShiroProtocol(LanguageServerProtocol):
 
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        # pygls keeps the futures of notifications and of built-in handlers' inner steps (keyed by
+        # random ids nobody pops) forever; a finished future needs no cancelling, so drop it.
         future = self._request_futures.get(msg_id)
-        # Inner handler futures are keyed by a random id nobody pops: drop them once done.
-        if future is not None and msg_id not in self._client_request_ids:
+        if future is not None:
             future.add_done_callback(lambda f, m=msg_id: self._forget_future(m, f))
 
-    @property
-    def _client_request_ids(self) -> set[Any]:
-        ids = getattr(self, "_shiro_client_ids", None)
-        if ids is None:
-            ids = self._shiro_client_ids = set()
-        return ids
-
-    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
-        self._client_request_ids.add(msg_id)
-        try:
-            super()._handle_request(msg_id, method_name, params)
-        finally:
-            self._client_request_ids.discard(msg_id)
-
     def _forget_future(self, msg_id: Any, future: Any) -> None:
+        # Deferred: `shutdown` iterates this dict while cancelling, and cancelling runs callbacks.
+        asyncio.get_event_loop().call_soon(self._pop_if_same, msg_id, future)
+
+    def _pop_if_same(self, msg_id: Any, future: Any) -> None:
         if self._request_futures.get(msg_id) is future:
-            asyncio.get_event_loop().call_soon(self._request_futures.pop, msg_id, None)
+            del self._request_futures[msg_id]
 
 
 class ShiroServer(LanguageServer):
