@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
+
+from pygls.uris import to_fs_path
 
 from .errors import InvalidArguments, Refused
 from .state.paths import workspace_key
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
 
 
 def uri_to_path(uri: str) -> Path:
-    parsed = urlparse(uri)
-    if parsed.scheme not in ("file", ""):
+    path = to_fs_path(uri)
+    if path is None:
         raise InvalidArguments(f"workspace {uri!r} is not a file URI")
-    return Path(unquote(parsed.path) if parsed.scheme else uri)
+    return Path(path)
 
 
 @dataclass
