@@ -118,9 +118,7 @@ class AgentSession:
             self._current = item
             self._turn_task = asyncio.create_task(run_turn(self, item.prompt, item.turn_id, item.attachments))
             try:
-                outcome = await asyncio.shield(self._turn_task)
-            except asyncio.CancelledError:
-                # The worker itself was cancelled (shutdown): let the turn finish its cleanup.
+                # run_turn absorbs its own cancellation (abort) and answers `aborted`.
                 outcome = await self._turn_task
             except Exception as exc:  # a bug in the loop must not wedge the queue
                 log.exception("turn failed")
