@@ -115,22 +115,3 @@ def render_todos_for_prompt(todos: list[Todo]) -> str:
     rendered = render_todos(todos)
     return f"{PROMPT_HEADING}\n{rendered}" if rendered else ""
 
-
-class TaskList(msgspec.Struct):
-    """A session's list, shaped like its record's `notebook` object: `{"todos": [...]}`."""
-
-    todos: list[Todo] = []
-
-    def replace(self, raw: Any) -> list[str]:
-        """`todo_write`: validate, replace the whole list, return the warnings."""
-        self.todos = validate_todos(raw)
-        return todo_warnings(self.todos)
-
-    def warnings(self) -> list[str]:
-        return todo_warnings(self.todos)
-
-    def render(self) -> str:
-        return render_todos(self.todos)
-
-    def render_for_prompt(self) -> str:
-        return render_todos_for_prompt(self.todos)

@@ -11,7 +11,6 @@ from hypothesis import given, strategies as st
 
 from shiro_neko.agent.todos import (
     PROMPT_HEADING,
-    TaskList,
     Todo,
     TodoInvalid,
     render_todos,
@@ -143,15 +142,6 @@ def test_warns_about_a_blocked_task_without_a_note() -> None:
     assert todo_warnings(todos("completed", "blocked")) == [
         "blocked task 'task 1' has no note; add a note saying what blocks it"
     ]
-
-
-def test_task_list_replace_returns_warnings() -> None:
-    task_list = TaskList()
-    assert task_list.replace(SEED_LIST) == []
-    assert task_list.render().startswith("tasks ######")
-    assert task_list.replace([{"content": "a", "status": "pending"}]) == task_list.warnings()
-    assert len(task_list.todos) == 1
-    assert msgspec.json.decode(msgspec.json.encode(task_list), type=TaskList) == task_list
 
 
 # --- todo_write ----------------------------------------------------------------------------------

@@ -98,10 +98,6 @@ class OpenAIProvider:
         self._client: Any = None
         self._wire: Literal["responses", "chat"] = "chat" if config.wire_api == "chat" else "responses"
 
-    @property
-    def wire(self) -> str:
-        return self._wire
-
     def _get_client(self) -> Any:
         if self._client is None:
             key = os.environ.get("OPENAI_API_KEY") or None
