@@ -28,15 +28,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, get_args
 
-import filelock
 import msgspec
 
-from .atomic import copy_aside_corrupt, warn_corrupt_once, write_atomic
+from .atomic import StateError, copy_aside_corrupt, file_lock, warn_corrupt_once, write_atomic
 
 
 Kind = Literal["fact", "decision", "gotcha", "command"]
@@ -238,21 +237,18 @@ class ProjectMemory:
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self._clock = clock
-        self._lock = filelock.FileLock(str(self.lock_path), timeout=lock_timeout)
+        self._lock_timeout = lock_timeout
 
     # reading and writing, always under the lock
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._lock.acquire()
-        except filelock.Timeout as err:
-            raise MemoryBusy(self.lock_path) from err
-        try:
+        with ExitStack() as held:
+            try:
+                held.enter_context(file_lock(self.lock_path, timeout=self._lock_timeout))
+            except StateError as err:  # the lock wait timed out
+                raise MemoryBusy(self.lock_path) from err
             yield
-        finally:
-            self._lock.release()
 
     def _read(self) -> list[MemoryEntry]:
         try:
