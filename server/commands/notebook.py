@@ -25,22 +25,22 @@ def register(server: "ShiroServer") -> None:
 
     @command(server, wire.NOTES, WorkspaceArgs)
     async def notes(ls: "ShiroServer", args: WorkspaceArgs) -> dict[str, Any]:
-        entries = await service.memory.run(service.workspaces.pick(args.workspace), "entries")
+        entries = await service.memory.run(service.workspaces.pick(args.workspace), lambda m: m.entries())
         return {"entries": msgspec.to_builtins(entries)}
 
     @command(server, wire.REMEMBER, RememberArgs)
     async def remember(ls: "ShiroServer", args: RememberArgs) -> dict[str, Any]:
-        entry = await service.memory.run(service.workspaces.pick(args.workspace), "remember", args.kind, args.text)
+        entry = await service.memory.run(service.workspaces.pick(args.workspace), lambda m: m.remember(args.kind, args.text))
         return {"entry": msgspec.to_builtins(entry)}
 
     @command(server, wire.RECALL, RecallArgs)
     async def recall(ls: "ShiroServer", args: RecallArgs) -> dict[str, Any]:
-        entries = await service.memory.run(service.workspaces.pick(args.workspace), "recall", args.query)
+        entries = await service.memory.run(service.workspaces.pick(args.workspace), lambda m: m.recall(args.query))
         return {"entries": msgspec.to_builtins(entries)}
 
     @command(server, wire.FORGET, ForgetArgs)
     async def forget(ls: "ShiroServer", args: ForgetArgs) -> dict[str, Any]:
-        removed = await service.memory.run(service.workspaces.pick(args.workspace), "forget", args.text)
+        removed = await service.memory.run(service.workspaces.pick(args.workspace), lambda m: m.forget(args.text))
         return {"removed": removed}
 
     @command(server, wire.MEMORY, WorkspaceArgs)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..agent.provider.base import ProviderError
 from ..agent.side_request import ask_model
 from ..agent.tools.base import Tool
 from ..agent.tools.memory_tools import memory_tools
 from ..errors import Refused
-from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory, render_memory_block
+from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory
 from ..state.paths import memory_file, shiro_home
 from ..workspaces import Workspace
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..service import ShiroService
 
 _BLOCK = "memoryBlock"
+T = TypeVar("T")
 
 
 class MemoryFeature:
@@ -53,11 +54,11 @@ class MemoryFeature:
                 session.extra[_BLOCK] = ""
         return session.extra[_BLOCK]
 
-    async def run(self, workspace: Workspace, op: str, *args: Any) -> Any:
+    async def run(self, workspace: Workspace, op: Callable[[ProjectMemory], T]) -> T:
         """A store operation off the event loop, refusals mapped for the command layer."""
         try:
             store = self.store(workspace)
-            return await asyncio.to_thread(getattr(store, op), *args)
+            return await asyncio.to_thread(op, store)
         except MemoryRefused as err:
             raise Refused(str(err)) from None
 
@@ -82,5 +83,3 @@ class MemoryFeature:
 def setup(service: "ShiroService") -> MemoryFeature:
     return MemoryFeature(service)
 
-
-__all__ = ["MemoryFeature", "render_memory_block", "setup"]

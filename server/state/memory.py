@@ -26,6 +26,7 @@ Decisions that the spec left open, documented once here:
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -336,13 +337,15 @@ class ProjectMemory:
         return compaction_skip_reason(self.entries())
 
     async def compact(self, ask: Callable[[str, str], Awaitable[str]]) -> CompactionResult:
+        """The whole `/memory` flow: `ask(instructions, user_text)` is the tool-less side request.
+
+        File work runs in a thread: waiting for another process's lock must not stall the loop."""
         from .memory_compaction import apply_compaction_reply, build_compaction_request, compaction_skip_reason
 
-        """The whole `/memory` flow: `ask(instructions, user_text)` is the tool-less side request."""
-        entries = self.entries()
+        entries = await asyncio.to_thread(self.entries)
         reason = compaction_skip_reason(entries)
         if reason:
             return CompactionResult(ran=False, reason=reason, before=len(entries), after=len(entries))
         instructions, user_text = build_compaction_request(entries)
         reply = await ask(instructions, user_text)
-        return apply_compaction_reply(self, reply, sent=[e for e in entries if e.hits == 0])
+        return await asyncio.to_thread(apply_compaction_reply, self, reply, sent=[e for e in entries if e.hits == 0])
