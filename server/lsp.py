@@ -66,7 +66,7 @@ class ShiroServer(LanguageServer):
         return self._settings_loaded
 
     async def settings_ready(self) -> None:
-        """The first chat waits (briefly) for the client's configuration answer."""
+        """Commands wait (at most 3 s, once) for the client's answer to workspace/configuration."""
         try:
             await asyncio.wait_for(self._settings_event().wait(), timeout=3)
         except asyncio.TimeoutError:

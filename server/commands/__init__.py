@@ -39,6 +39,8 @@ def command(
                 decoded = decode_args(args, kind)
             except ValueError as exc:
                 raise JsonRpcInvalidParams(f"{name}: {exc}") from None
+            # Every command sees the client's settings, not only initializationOptions.
+            await ls.settings_ready()
             try:
                 return to_wire(await fn(ls, decoded))  # type: ignore[arg-type]
             except InvalidArguments as exc:

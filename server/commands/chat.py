@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 def register(server: "ShiroServer") -> None:
     @command(server, wire.CHAT, ChatArgs)
     async def chat(ls: "ShiroServer", args: ChatArgs) -> ChatResult:
-        await ls.settings_ready()
         session, item = ls.service.submit_chat(args)
         request_id = ls.protocol.msg_id
         ls.chat_requests[request_id] = (session.id, item.turn_id)

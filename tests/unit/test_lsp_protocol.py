@@ -17,6 +17,7 @@ async def test_notifications_and_commands_leave_no_futures_behind(tmp_path) -> N
     protocol._handle_request(
         1, types.INITIALIZE, types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri())
     )
+    protocol._handle_notification(types.INITIALIZED, types.InitializedParams())
     uri = (tmp_path / "a.py").as_uri()
     protocol._handle_notification(
         types.TEXT_DOCUMENT_DID_OPEN,
