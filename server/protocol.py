@@ -43,6 +43,9 @@ ALLOW = "Allow"
 ALWAYS_ALLOW = "Always allow"
 DENY = "Deny"
 
+# Texts clients show as they are
+NEVER_WRITTEN = "The session had no messages, so it was never written."
+
 TurnStatus = Literal["completed", "aborted", "error"]
 
 

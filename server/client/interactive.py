@@ -9,7 +9,6 @@ turn and clear the queue; a second Ctrl-C (within 2 s) or Ctrl-D on an empty lin
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import time
 from collections import deque
@@ -26,6 +25,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
+from ..agent.tools.search import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
 
@@ -50,7 +50,6 @@ COMMANDS = {
 }
 CTRL_C_WINDOW_S = 2.0
 MAX_TODO_LINES = 9
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".ruff_cache", "dist", "build"}
 MAX_FILES = 20_000
 
 
@@ -75,14 +74,15 @@ class PromptHistory(History):
 
 
 def workspace_files(root: Path) -> list[str]:
+    """Files `@path` completes: the agent's own walk (same skipped folders), hidden folders left out."""
     found: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        rel = os.path.relpath(folder, root)
-        for name in sorted(files):
-            found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
-            if len(found) >= MAX_FILES:
-                return found
+    for path in walk_files(root):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts[:-1]):
+            continue
+        found.append(rel.as_posix())
+        if len(found) >= MAX_FILES:
+            break
     return found
 
 

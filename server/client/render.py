@@ -11,13 +11,14 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..protocol import NEVER_WRITTEN
+
 Fragment = tuple[str, str]
 Line = list[Fragment]
 
 # style name -> ANSI SGR parameters; the same names are prompt_toolkit style classes.
 STYLES = {"": "", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36", "bold": "1", "user": "1;36"}
 LEVEL_STYLE = {"normal": "green", "amber": "yellow", "red": "red"}
-NEVER_WRITTEN = "The session had no messages, so it was never written."
 WIDTH = 100
 
 

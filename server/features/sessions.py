@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..agent.transcript import pending_calls
 from ..agent.wire_view import SPAN_SUMMARIES
 from ..errors import InvalidArguments, Refused
+from ..protocol import NEVER_WRITTEN
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
 from ..state.session_record import Notebook, SessionRecord, make_title, now_iso
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NEVER_WRITTEN = "The session had no messages, so it was never written."
 DEBOUNCE_S = 0.4
 MAX_GAP_S = 2.0
 

@@ -53,7 +53,7 @@ class _Ticker:
             self._last = time.monotonic()
 
 
-def _walk_files(start: Path) -> Iterator[Path]:
+def walk_files(start: Path) -> Iterator[Path]:
     """Every file below `start` (links to files included, linked directories not followed)."""
     if start.is_file():
         yield start
@@ -142,7 +142,7 @@ async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     matches = _glob_matcher(args.get("pattern") or "**/*")
     base = start if start.is_dir() else start.parent
     ticker, found = _Ticker(), []
-    for file in _walk_files(start):
+    for file in walk_files(start):
         await ticker.tick()
         if matches(file.relative_to(base).as_posix()):
             found.append(workspace_relative(host.root, file))
@@ -190,7 +190,7 @@ async def _grep(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     base = start if start.is_dir() else start.parent
     root_real = os.path.realpath(host.root)
     ticker, lines, total = _Ticker(), [], 0
-    for file in _walk_files(start):
+    for file in walk_files(start):
         await ticker.tick()
         if not matches(file.relative_to(base).as_posix()):
             continue
