@@ -71,6 +71,8 @@ async def test_same_scenario_on_both_wire_apis(tmp_path, fake, workspace, wire):
         result = await h.chat("what does hello.py do?")
         assert result["status"] == "completed" and result["text"] == "It prints hello."
         assert [r.api for r in fake.requests] == [wire, wire]
+        reasoning = [e["text"] for e in h.of_turn(result["turnId"]) if e["type"] == "reasoning_delta"]
+        assert "".join(reasoning) == "hmm"  # summary deltas, or `reasoning_content` on Chat Completions
         if wire == "chat":
             messages = fake.requests[1].body["messages"]
             assert messages[0]["role"] == "system"
