@@ -27,6 +27,7 @@ from .transcript import (
     ToolMessage,
     UserMessage,
     estimate_tokens,
+    inline_parts,
 )
 
 DEFAULT_THRESHOLD = 120_000
@@ -73,10 +74,6 @@ class PrunedView:
 # --------------------------------------------------------------------------- repairs
 
 
-def _inline(parts: Sequence[Any]) -> AssistantMessage:
-    return AssistantMessage(content=[msgspec.structs.replace(p, item_id=None) if p.item_id else p for p in parts])
-
-
 def detach_orphaned_items(messages: Sequence[Message], before: Sequence[Message] | None = None) -> list[Message]:
     """Send inline the parts of a response whose reasoning item is no longer sent.
 
@@ -102,7 +99,7 @@ def detach_orphaned_items(messages: Sequence[Message], before: Sequence[Message]
                     isinstance(p, ReasoningPart) and p.item_id for p in old.content
                 )
             if orphaned:
-                m = _inline(m.content)
+                m = inline_parts(m.content)
         out.append(m)
     return out
 
@@ -338,7 +335,7 @@ class _Work:
                 kept = self.kept[i]
                 parts = m.content if len(kept) == len(m.content) else [m.content[j] for j in kept]
                 if any(p.item_id for p in parts):
-                    m = _inline(parts)
+                    m = inline_parts(parts)
                 elif len(parts) != len(m.content):
                     m = AssistantMessage(content=list(parts))
             elif isinstance(m, ToolMessage) and len(self.kept[i]) != len(m.content):

@@ -7,7 +7,7 @@ from a completed, stored provider response.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Sequence, Union
 
 import msgspec
 
@@ -103,11 +103,14 @@ def estimate_tokens(messages: list[Message]) -> int:
     return len(encode_messages(messages)) // 4
 
 
+def inline_parts(parts: Sequence[AssistantPart]) -> AssistantMessage:
+    """An assistant message of `parts` without provider item ids: sent inline, depending on nothing stored."""
+    return AssistantMessage(content=[msgspec.structs.replace(p, item_id=None) if p.item_id else p for p in parts])
+
+
 def strip_item_ids(messages: list[Message]) -> list[Message]:
     """The same history with every provider item id removed, so all of it goes inline."""
-    out: list[Message] = []
-    for m in messages:
-        if isinstance(m, AssistantMessage) and any(p.item_id for p in m.content):
-            m = AssistantMessage(content=[msgspec.structs.replace(p, item_id=None) for p in m.content])
-        out.append(m)
-    return out
+    return [
+        inline_parts(m.content) if isinstance(m, AssistantMessage) and any(p.item_id for p in m.content) else m
+        for m in messages
+    ]
