@@ -1,0 +1,34 @@
+// Project memory as a readable Markdown document (kinds, hit counts, dates). Pure.
+
+import type { MemoryEntry } from './wire';
+
+const ORDER = ['fact', 'decision', 'gotcha', 'command'];
+const TITLES: Record<string, string> = { fact: 'Facts', decision: 'Decisions', gotcha: 'Gotchas', command: 'Commands' };
+
+export function notesMarkdown(entries: MemoryEntry[]): string {
+  if (!entries.length) return '# Project memory\n\nNothing remembered yet. The agent stores facts, decisions, gotchas and commands here as it learns them.\n';
+  const lines = [`# Project memory`, '', `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`, ''];
+  const kinds = [...ORDER, ...new Set(entries.map((e) => e.kind).filter((k) => !ORDER.includes(k)))];
+  for (const kind of kinds) {
+    const group = entries.filter((e) => e.kind === kind).sort((a, b) => b.hits - a.hits);
+    if (!group.length) continue;
+    lines.push(`## ${TITLES[kind] ?? kind}`, '', '| hits | entry | added |', '| ---: | --- | --- |');
+    for (const e of group) {
+      const text = e.text.replace(/\|/g, '\\|');
+      lines.push(`| ${e.hits} | ${text} | ${e.createdAt.slice(0, 10)} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** "3 min ago", "2 h ago", "5 d ago" for the sessions picker. */
+export function age(iso: string, now: number): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '';
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}
