@@ -11,7 +11,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from . import protocol as wire
-from .agent.events import ApprovalAnswer
+from .agent.events import ApprovalAnswer, ApprovalRequest
+from .client_approval import ask_in_client, offers_client_approvals
 from .agent.tools.disk_host import DiskToolHost
 
 if TYPE_CHECKING:
@@ -41,10 +42,12 @@ class LspSink:
     def status(self, payload: dict[str, Any]) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        if offers_client_approvals(self.server.client_capabilities.experimental):
+            return await ask_in_client(self.server.protocol, request)
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f"shiro-neko wants to {summary}",
+            message=f"shiro-neko wants to {request.summary}",
             actions=[types.MessageActionItem(title=t) for t in (wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY)],
         )
         try:

@@ -35,8 +35,9 @@ EVENT = "shiro/event"
 TODOS_NOTIFICATION = "shiro/todos"
 STATUS_NOTIFICATION = "shiro/status"
 
-# Custom request (server -> client), offered by the VS Code extension
+# Custom requests (server -> client), offered by the VS Code extension
 SAVE_DOCUMENTS = "shiro/saveDocuments"
+APPROVE = "shiro/approve"
 
 # Approval dialog actions, titled exactly so
 ALLOW = "Allow"
@@ -141,6 +142,27 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+
+
+class ApprovePreview(msgspec.Struct):
+    path: str  # absolute path of the file
+    newText: str  # the whole file as the call would leave it
+
+
+class ApproveParams(msgspec.Struct, omit_defaults=True):
+    """`shiro/approve` (server -> client) for clients that advertise experimental.shiro.approvals."""
+
+    sessionId: str
+    turnId: str
+    toolCallId: str
+    toolName: str
+    input: Any
+    title: str
+    preview: ApprovePreview | None = None
+
+
+class ApproveResult(msgspec.Struct):
+    decision: Literal["allow", "always", "deny"]
 
 
 def plain(obj: Any) -> Any:

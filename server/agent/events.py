@@ -6,9 +6,24 @@ approval dialogs; tests use a list sink. Events are plain dicts shaped as PROTOC
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 ApprovalAnswer = Literal["allow", "always", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One tool call waiting for the user's yes; a client that shows it in its own UI gets it all."""
+
+    session_id: str
+    turn_id: str
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    summary: str  # one line: what exactly would run or change ("edit src/x.py")
+    preview: tuple[Path, str] | None = None  # an edit's file and its whole text after the edit
 
 
 class EventSink(Protocol):
@@ -21,7 +36,7 @@ class EventSink(Protocol):
     def status(self, payload: dict[str, Any]) -> None:
         """One `shiro/status`."""
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Ask the user; a dismissed dialog is a deny."""
 
 
@@ -34,6 +49,7 @@ class ListSink:
         self.statuses: list[dict[str, Any]] = []
         self.answers = list(answers or [])
         self.asked: list[tuple[str, str]] = []
+        self.requests: list[ApprovalRequest] = []
 
     def event(self, payload: dict[str, Any]) -> None:
         self.events.append(payload)
@@ -44,6 +60,7 @@ class ListSink:
     def status(self, payload: dict[str, Any]) -> None:
         self.statuses.append(payload)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
-        self.asked.append((tool_name, summary))
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.asked.append((request.tool_name, request.summary))
+        self.requests.append(request)
         return self.answers.pop(0) if self.answers else "allow"

@@ -98,7 +98,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
     while True:
         if pending_calls(session.messages):
             try:
-                await run_tool_step(session, state.emit)
+                await run_tool_step(session, state.emit, state.turn_id)
             except ToolStepAborted:
                 return TurnOutcome("aborted", text=state.text)
             session.changed()
