@@ -46,6 +46,7 @@ export class AgentClient implements vscode.Disposable {
   readonly output: vscode.OutputChannel;
   private client: LanguageClient | undefined;
   private starting: Promise<boolean> | undefined;
+  private missingShown: string | undefined;
 
   constructor() {
     this.output = vscode.window.createOutputChannel('Shiro Neko');
@@ -78,6 +79,8 @@ export class AgentClient implements vscode.Disposable {
     });
     if ('missing' in found) {
       this.output.appendLine(found.missing);
+      if (this.missingShown === found.missing) return false; // said once is enough
+      this.missingShown = found.missing;
       void vscode.window.showErrorMessage(found.missing, 'Open setting', 'Show log').then((choice) => {
         if (choice === 'Open setting') void vscode.commands.executeCommand('workbench.action.openSettings', 'shiro.server.path');
         if (choice === 'Show log') this.output.show();
@@ -144,7 +147,11 @@ export class AgentClient implements vscode.Disposable {
   /** `workspace/executeCommand` with the one JSON object every shiro command takes. */
   async execute<T>(command: string, args: object = {}, token?: vscode.CancellationToken): Promise<T> {
     if (!this.client && !(await this.start())) throw new Error('the shiro-neko language server is not running');
-    return this.client!.sendRequest('workspace/executeCommand', { command, arguments: [args] }, token) as Promise<T>;
+    const params = { command, arguments: [args] };
+    // An `undefined` token would be sent as a second parameter (an array of params): leave it out.
+    return (token
+      ? this.client!.sendRequest('workspace/executeCommand', params, token)
+      : this.client!.sendRequest('workspace/executeCommand', params)) as Promise<T>;
   }
 
   dispose(): void {

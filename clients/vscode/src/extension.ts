@@ -67,6 +67,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   for (const [id, fn] of Object.entries(commands)) context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
+  // A new server path (or one that arrives after activation) starts the server again.
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('shiro.server.path') && (await client!.restart())) await controller.resumeOnOpen();
+    }),
+  );
+
   // Multi-root: the panel follows the workspace folder of the active editor.
   context.subscriptions.push(
     vscode.window.onDidChangeActiveTextEditor(() => {
@@ -77,7 +84,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  if (await client.start()) await controller.resumeOnOpen();
+  // Not awaited: the views must resolve while the server starts.
+  void client.start().then((ok) => (ok ? controller.resumeOnOpen() : undefined));
 }
 
 export async function deactivate(): Promise<void> {

@@ -54,7 +54,7 @@ export function panelHtml(a: PanelAssets): string {
     <div id="chips" role="list" aria-label="Attached files"></div>
     <div class="input-wrap">
       <div id="popup" role="listbox" aria-label="Suggestions" hidden></div>
-      <textarea id="input" rows="1" placeholder="Ask shiro-neko… (@ file, / command)" aria-label="Message shiro-neko"
+      <textarea id="input" rows="1" placeholder="Ask shiro-neko… @ file, / command" aria-label="Message shiro-neko"
         aria-autocomplete="list" aria-controls="popup" aria-expanded="false"></textarea>
       <div class="input-actions">
         <span id="busy" class="busy" hidden><span class="codicon codicon-loading codicon-modifier-spin"></span> Working…</span>

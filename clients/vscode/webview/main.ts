@@ -178,10 +178,29 @@ function pin(): void {
   pinnedTop = transcript.scrollTop;
 }
 
+// Only the user stops following (wheel, touch, keys, the scrollbar); reaching the bottom again
+// re-arms it. Layout shifts and our own pinning never turn it off.
+const atBottom = () => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+const userScrolled = () => {
+  requestAnimationFrame(() => {
+    follow = atBottom();
+    jumpBtn.hidden = follow;
+  });
+};
+transcript.addEventListener('wheel', (e) => (e.deltaY < 0 ? userScrolled() : undefined), { passive: true });
+transcript.addEventListener('touchmove', userScrolled, { passive: true });
+transcript.addEventListener('keydown', (e) => {
+  if (['PageUp', 'Home', 'ArrowUp'].includes(e.key)) userScrolled();
+});
+transcript.addEventListener('mousedown', (e) => {
+  if (e.target === transcript) userScrolled(); // the scrollbar
+});
 transcript.addEventListener('scroll', () => {
   if (Math.abs(transcript.scrollTop - pinnedTop) < 2) return; // our own scroll
-  follow = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
-  jumpBtn.hidden = follow;
+  if (!follow && atBottom()) {
+    follow = true;
+    jumpBtn.hidden = true;
+  }
 });
 jumpBtn.addEventListener('click', () => {
   follow = true;

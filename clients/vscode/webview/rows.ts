@@ -84,7 +84,8 @@ function toolCard(entry: RowEntry, actions: RowActions): HTMLElement {
   const ask = tool.ask && !tool.ask.decision ? tool.ask : undefined;
   const card = h('details', `tool state-${tool.state}${ask ? ' asking' : ''}`);
   card.open = !!ask || actions.expanded(row.id);
-  card.addEventListener('toggle', () => actions.setExpanded(row.id, card.open));
+  // While asking the card is held open; only the user's own toggles are remembered.
+  if (!ask) card.addEventListener('toggle', () => actions.setExpanded(row.id, card.open));
   const summary = h('summary');
   summary.appendChild(icon(TOOL_ICONS[tool.toolName] ?? 'tools', 'tool-icon'));
   summary.appendChild(h('span', 'tool-name', tool.toolName));
