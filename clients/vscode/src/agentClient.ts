@@ -47,6 +47,7 @@ export class AgentClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<boolean> | undefined;
   private missingShown: string | undefined;
+  private command: string | undefined;
 
   constructor() {
     this.output = vscode.window.createOutputChannel('Shiro Neko');
@@ -62,9 +63,8 @@ export class AgentClient implements vscode.Disposable {
     return this.starting;
   }
 
-  private async doStart(): Promise<boolean> {
-    if (this.client) return true;
-    const found = findServer({
+  private lookup(): ReturnType<typeof findServer> {
+    return findServer({
       setting: vscode.workspace.getConfiguration('shiro').get<string>('server.path') ?? undefined,
       folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
       pathEnv: process.env.PATH,
@@ -77,6 +77,17 @@ export class AgentClient implements vscode.Disposable {
         }
       },
     });
+  }
+
+  /** The running server is the one the settings name now (a settings change needs no restart). */
+  usesConfiguredServer(): boolean {
+    const found = this.lookup();
+    return !!this.client && 'command' in found && found.command === this.command;
+  }
+
+  private async doStart(): Promise<boolean> {
+    if (this.client) return true;
+    const found = this.lookup();
     if ('missing' in found) {
       this.output.appendLine(found.missing);
       if (this.missingShown === found.missing) return false; // said once is enough
@@ -88,6 +99,7 @@ export class AgentClient implements vscode.Disposable {
       return false;
     }
     this.output.appendLine(`starting ${found.command} (found through ${found.source})`);
+    this.command = found.command;
     const serverOptions: ServerOptions = { command: found.command, args: [], transport: TransportKind.stdio };
     const clientOptions: LanguageClientOptions = {
       // Every file buffer: the agent reads open buffers rather than the disk.

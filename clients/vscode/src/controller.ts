@@ -21,6 +21,8 @@ export class Controller implements vscode.Disposable {
   private notes = new Map<string, string>();
   private notesChanged = new vscode.EventEmitter<vscode.Uri>();
   private disposables: vscode.Disposable[] = [];
+  /** Settles when the session shown on open (resumed or new) is loaded. */
+  private opening: Promise<void> = Promise.resolve();
   /** The workspace folder whose session the panel shows. */
   folder: vscode.WorkspaceFolder | undefined;
 
@@ -148,6 +150,8 @@ export class Controller implements vscode.Disposable {
   async send(text: string, attachments: string[]): Promise<void> {
     const prompt = text.trim();
     if (!prompt) return;
+    // A prompt typed while the last session is still being resumed goes to that session.
+    await this.opening;
     if (prompt.startsWith('/')) {
       const [name, ...rest] = prompt.slice(1).split(/\s+/);
       if (this.view?.slash.some((c) => c.name === name)) return this.slash(name, rest.join(' '));
@@ -201,7 +205,12 @@ export class Controller implements vscode.Disposable {
 
   // -- sessions -------------------------------------------------------------------------------
   /** Opening a workspace resumes its newest session; with none, an empty one. */
-  async resumeOnOpen(): Promise<void> {
+  resumeOnOpen(): Promise<void> {
+    this.opening = this.open();
+    return this.opening;
+  }
+
+  private async open(): Promise<void> {
     this.folder = activeFolder();
     try {
       await this.resume({ latest: true }, true);

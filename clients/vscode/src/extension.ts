@@ -70,7 +70,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // A new server path (or one that arrives after activation) starts the server again.
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('shiro.server.path') && (await client!.restart())) await controller.resumeOnOpen();
+      if (e.affectsConfiguration('shiro.server.path') && !client!.usesConfiguredServer() && (await client!.restart())) {
+        await controller.resumeOnOpen();
+      }
     }),
   );
 
@@ -84,8 +86,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  // Not awaited: the views must resolve while the server starts.
-  void client.start().then((ok) => (ok ? controller.resumeOnOpen() : undefined));
+  // Not awaited: the views must resolve while the server starts. Prompts wait for the resume.
+  void controller.resumeOnOpen();
 }
 
 export async function deactivate(): Promise<void> {
