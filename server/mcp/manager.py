@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.tools.base import Tool
 from ..state.paths import workspace_key
@@ -19,6 +19,9 @@ from .specs import McpServerSpec
 from .tools import mcp_tools, model_names
 from .trust import TrustStore
 from .workspace_servers import AskUser, ServerView, WorkspaceServers
+
+if TYPE_CHECKING:
+    from ..protocol import McpResult
 
 # How long a turn waits for a server still starting before it goes on without its tools.
 TURN_WAIT_SECONDS = 5.0
@@ -47,12 +50,12 @@ class McpManager:
             )
             servers.configure(self._settings_raw)
             self._workspaces[root] = servers
+            servers.reconcile()
         return servers
 
     def activate(self, root: Path) -> None:
         """A workspace's first session: start its servers in the background (idempotent)."""
-        if root not in self._workspaces:
-            self._servers(root).reconcile()
+        self._servers(root)
 
     def configure(self, mcp_servers: Any) -> None:
         """The `mcpServers` setting changed: apply it to every running workspace at once."""
@@ -69,11 +72,7 @@ class McpManager:
         servers.reconcile()
 
     async def prepare_turn(self, root: Path) -> list[str]:
-        servers = self._workspaces.get(root)
-        if servers is None:
-            self.activate(root)
-            servers = self._workspaces[root]
-        return await servers.prepare_turn(turn_wait())
+        return await self._servers(root).prepare_turn(turn_wait())
 
     def tools(self, root: Path) -> list[Tool]:
         servers = self._workspaces.get(root)
@@ -85,7 +84,6 @@ class McpManager:
         return cached
 
     def views(self, root: Path) -> list[ServerView]:
-        self.activate(root)
         return self._servers(root).views()
 
     def model_names(self, root: Path) -> dict[tuple[str, str], str]:
@@ -97,3 +95,22 @@ class McpManager:
         workspaces, self._workspaces = list(self._workspaces.values()), {}
         self._tools.clear()
         await asyncio.gather(*(w.stop() for w in workspaces), return_exceptions=True)
+
+
+def status_of(manager: McpManager, root: Path) -> "McpResult":
+    """`shiro.mcp`'s answer for one workspace."""
+    from ..protocol import McpResult, McpServerInfo, McpToolInfo
+
+    names = manager.model_names(root)
+    return McpResult(
+        servers=[
+            McpServerInfo(
+                name=view.name,
+                source=view.source,
+                state=view.state,
+                error=view.error,
+                tools=[McpToolInfo(name, description, names.get((view.name, name))) for name, description in view.tools],
+            )
+            for view in manager.views(root)
+        ]
+    )

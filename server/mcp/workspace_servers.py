@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 BACKOFF_FIRST = 2.0
 BACKOFF_MAX = 300.0
 
+PROJECT_SETTINGS = ".shiro-neko/settings.json"
+
 TRUST = "Trust"
 DONT_TRUST = "Don't trust"
 
@@ -49,6 +51,20 @@ class _Retry:
     at: float = 0.0
 
 
+def _read_json(path: Path) -> tuple[Any, bytes, str | None]:
+    """(value, bytes, error); a missing file is (None, b"", None)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, b"", None
+    except OSError as exc:
+        return None, b"", f"{path.name} could not be read: {exc.strerror}"
+    try:
+        return msgspec.json.decode(data), data, None
+    except msgspec.DecodeError as exc:
+        return None, data, f"{path.name} is not valid JSON: {exc}"
+
+
 class WorkspaceServers:
     def __init__(self, root: Path, key: str, trust: TrustStore, ask: AskUser, on_tools_changed: Callable[[], None]) -> None:
         self.root = root
@@ -70,26 +86,37 @@ class WorkspaceServers:
         self._stopping: list[asyncio.Task[None]] = []
 
     # -- which servers ----------------------------------------------------------------------
-    def _project(self) -> tuple[list[McpServerSpec], dict[str, str], str | None, bytes | None]:
-        path = self.root / PROJECT_FILE
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return [], {}, None, None
-        except OSError as exc:
-            return [], {PROJECT_FILE: f"{PROJECT_FILE} could not be read: {exc.strerror}"}, None, None
-        try:
-            raw = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            return [], {PROJECT_FILE: f"{PROJECT_FILE} is not valid JSON: {exc}"}, None, None
-        if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers", {}), dict):
-            return [], {PROJECT_FILE: f'{PROJECT_FILE} must be {{"mcpServers": {{name: entry}}}}'}, None, None
-        specs, errors = parse_servers(raw.get("mcpServers", {}), "project")
-        return specs, errors, file_hash(data), data
+    def _project(self) -> tuple[list[McpServerSpec], dict[str, str], str | None]:
+        """The project's servers (`.mcp.json`, then `.shiro-neko/settings.json`'s `mcpServers`),
+        their errors, and the hash the user's trust is keyed on (None: the project has none)."""
+        specs: list[McpServerSpec] = []
+        errors: dict[str, str] = {}
+        hashed: list[bytes] = []
+        names: set[str] = set()
+        for relative, servers_only in ((PROJECT_FILE, False), (PROJECT_SETTINGS, True)):
+            raw, data, error = _read_json(self.root / relative)
+            if error:
+                errors[relative] = error
+            if raw is None:
+                continue
+            servers = raw.get("mcpServers", {}) if isinstance(raw, dict) else None
+            if not isinstance(servers, dict):
+                errors[relative] = f'{relative} must be an object with "mcpServers": {{name: entry}}'
+                continue
+            if not servers and servers_only:
+                continue  # a project settings file without servers asks for no trust
+            # The settings file's other keys may change freely: only its servers are hashed.
+            hashed.append(data if not servers_only else msgspec.json.encode(servers, order="sorted"))
+            found, bad = parse_servers(servers, "project")
+            specs += [spec for spec in found if spec.name not in names]
+            names |= {spec.name for spec in found}
+            errors.update({n: e for n, e in bad.items() if n not in errors})
+        digest = file_hash(b"\0".join(hashed)) if hashed else None
+        return specs, errors, digest
 
     def _desired(self) -> None:
         settings_specs, settings_errors = parse_servers(self._settings_raw, "settings")
-        project_specs, project_errors, digest, _ = self._project()
+        project_specs, project_errors, digest = self._project()
         wanted: dict[str, McpServerSpec] = {}
         bad: dict[str, tuple[Source, str]] = {n: ("settings", e) for n, e in settings_errors.items()}
         # The user's own settings (and an ACP client's servers) win over a project's same name.
@@ -116,8 +143,9 @@ class WorkspaceServers:
 
     async def _ask_trust(self, digest: str, names: list[str]) -> None:
         message = (
-            f"The project {self.root.name} has {PROJECT_FILE} with MCP servers {', '.join(names)}. "
-            f"Trusting it lets shiro-neko run the commands it names on this machine. Trust it?"
+            f"The project {self.root.name} asks to run MCP servers {', '.join(names)} "
+            f"({PROJECT_FILE} or {PROJECT_SETTINGS}): trusting it lets shiro-neko run the commands "
+            "they name on this machine. Trust it?"
         )
         try:
             answer = await self.ask(message, [TRUST, DONT_TRUST])
