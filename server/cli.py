@@ -44,13 +44,17 @@ def main(argv: list[str] | None = None) -> None:
     for handler in logging.getLogger().handlers:
         handler.addFilter(_QuietRefusals())
     from .lsp import create_server  # after argument parsing: --help and --version stay instant
+    from .trace import mark, mark_peak_rss
 
+    mark("server-imported")
     server = create_server()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:
         server.start_io()
     server.after_exit()
+    mark_peak_rss("server")
+    mark("server-exit")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .. import __version__
 from ..protocol import plain
+from ..trace import mark
 
 if TYPE_CHECKING:  # pygls and lsprotocol load in `start`, while the server process boots
     from lsprotocol import types
@@ -89,6 +90,7 @@ class Connection:
             )
         except OSError as exc:
             raise ServerGone(f"could not start the language server: {exc}") from None
+        mark("client-spawned")
         assert process.stderr is not None
         self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
         self._watch_task = asyncio.create_task(self._watch(process))
@@ -113,6 +115,7 @@ class Connection:
             await self._kill()
             raise ServerGone(self._why("the language server did not start", exc)) from None
         client.initialized(types.InitializedParams())
+        mark("client-initialized")
 
     async def close(self) -> list[str]:
         """`shutdown` (the server saves and logs the goodbye lines), `exit`, wait. Returns the log lines."""
@@ -121,10 +124,12 @@ class Connection:
         if self._closed or self.client is None:
             return self.log_lines
         self._closed = True
+        mark("client-close")
         client = self.client
         try:
             if not client.stopped:
                 await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
+                mark("client-shutdown-answered")
                 client.exit(None)
                 await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)
         except (asyncio.TimeoutError, RuntimeError, JsonRpcException, OSError, BrokenPipeError) as exc:
@@ -135,6 +140,7 @@ class Connection:
                 await asyncio.wait_for(self._stderr_task, 2)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 pass
+        mark("client-closed")
         return self.log_lines
 
     async def _kill(self) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..trace import mark, mark_peak_rss
 from . import render
 from .connection import CommandError, Connection, ServerGone, init_options
 
@@ -124,6 +125,7 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    mark("client-main")
     args = parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # pygls must not print
     cwd = Path.cwd().resolve()
@@ -146,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
     except KeyboardInterrupt:
         code = 130
+    mark_peak_rss("client")
+    mark("client-exit")
     sys.exit(code)
 
 

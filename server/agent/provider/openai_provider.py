@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Literal
 import msgspec
 
 from . import wire_chat, wire_responses
+from ...trace import mark
 from .base import Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
 log = logging.getLogger(__name__)
@@ -105,9 +106,11 @@ class OpenAIProvider:
                 if not self.config.base_url:
                     raise ProviderError(MISSING_KEY_MESSAGE)
                 key = NO_KEY_PLACEHOLDER  # local servers need no key, but the SDK insists on one
+            mark("openai-import")
             from openai import AsyncOpenAI
 
             self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=600)
+            mark("openai-client")
         return self._client
 
     async def _open(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
