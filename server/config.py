@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from .protocol import plain
+from .user_settings import merge as _deep_merge  # one merge rule for settings layers
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +53,6 @@ class Settings(msgspec.Struct, omit_defaults=True):
     @property
     def effective_base_url(self) -> str | None:
         return self.baseUrl or os.environ.get("OPENAI_BASE_URL") or None
-
-
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _expand_dotted(raw: dict[str, Any]) -> dict[str, Any]:
