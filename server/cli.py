@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 from . import __version__
 
@@ -38,7 +39,8 @@ class _QuietRefusals(logging.Filter):
         return not isinstance(exc, JsonRpcException)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
+    """`prebuilt`: a never-used server from create_server() (the warm server forks with one ready)."""
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="shiro-lsp %(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     from .trace import mark, mark_peak_rss
 
     mark("server-imported")
-    server = create_server()
+    server = prebuilt if prebuilt is not None else create_server()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

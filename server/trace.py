@@ -11,15 +11,21 @@ from __future__ import annotations
 import os
 import time
 
-_PATH = os.environ.get("SHIRO_TRACE") or None
+
+
+def _path() -> str | None:
+    # Read at each mark, not at import: a warm server's child (server/warm.py) gets its
+    # environment after the modules were imported.
+    return os.environ.get("SHIRO_TRACE") or None
 
 
 def mark(name: str) -> None:
-    if _PATH is None:
+    path = _path()
+    if path is None:
         return
     line = f"{time.monotonic_ns()} {os.getpid()} {name}\n".encode()
     try:
-        fd = os.open(_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line)  # one write per line with O_APPEND: lines of two processes never interleave
         finally:
@@ -30,7 +36,7 @@ def mark(name: str) -> None:
 
 def mark_peak_rss(who: str) -> None:
     """The process's peak resident set (VmHWM, kB) as a mark `<who>-peak-rss-kb=<n>`."""
-    if _PATH is None:
+    if _path() is None:
         return
     try:
         with open("/proc/self/status", encoding="ascii") as status:
