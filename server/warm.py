@@ -88,6 +88,9 @@ def _child(conn: socket.socket, header: dict[str, Any], fds: list[int], keep: li
         os.environ.update({str(k): str(v) for k, v in dict(header["env"]).items()})
         os.umask(int(header.get("umask", 0o022)))
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+        from .trace import mark
+
+        mark("warm-child")
         from .cli import main
 
         try:
@@ -165,6 +168,8 @@ def main() -> None:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another warm server holds this key
+    os.ftruncate(lock_fd, 0)
+    os.write(lock_fd, f"{os.getpid()}\n".encode())  # who holds it: for `kill` and the tests
     server = _preload()
     gc.collect()
     gc.freeze()  # the imports' objects stay out of every child's collections: their pages stay shared
