@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from .agent.tools.sandbox import SandboxMode
 from .protocol import plain
 from .user_settings import merge as _deep_merge  # one merge rule for settings layers
 
@@ -44,6 +45,8 @@ class Settings(msgspec.Struct, omit_defaults=True):
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     shortTermMemory: ShortTermMemorySettings = msgspec.field(default_factory=ShortTermMemorySettings)
     approvals: Approvals = "ask"
+    # Where bubblewrap does not work the command runs unsandboxed whatever this says.
+    sandbox: SandboxMode = "workspace-write"
     maxSteps: int = 50
 
     @property
