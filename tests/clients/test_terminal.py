@@ -134,6 +134,14 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path, workspace, env, fake, 
     assert proc.returncode in (0, 141)
 
 
+def test_without_key_or_endpoint_shiro_says_what_to_set(tmp_path, workspace):
+    """README's first command ends in `shiro`: with nothing configured it names what to set."""
+    env = server_env(tmp_path / "home", None, api_key=None)
+    done = run(["-p", "hi"], workspace, env)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and "baseUrl" in done.stderr, done.stderr
+
+
 def test_print_fails_clearly_when_the_provider_fails(workspace, env, fake):
     fake.script(*[HttpError(500, "the fake is down") for _ in range(4)])
     done = run(["-p", "hello"], workspace, env)
