@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from .agent.tools.sandbox import SandboxMode
 from .protocol import plain
+from .user_settings import merge as _deep_merge  # one merge rule for settings layers
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,12 @@ class Settings(msgspec.Struct, omit_defaults=True):
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     shortTermMemory: ShortTermMemorySettings = msgspec.field(default_factory=ShortTermMemorySettings)
     approvals: Approvals = "ask"
+    # Where bubblewrap does not work the command runs unsandboxed whatever this says.
+    sandbox: SandboxMode = "workspace-write"
     maxSteps: int = 50
+    # name -> entry, kept as sent: each entry is checked on its own by mcp/specs.py, so one bad
+    # server fails alone (and is shown failed in `shiro.mcp`) instead of dropping the setting.
+    mcpServers: dict[str, Any] = {}
 
     @property
     def effective_model(self) -> str:
@@ -52,16 +59,6 @@ class Settings(msgspec.Struct, omit_defaults=True):
     @property
     def effective_base_url(self) -> str | None:
         return self.baseUrl or os.environ.get("OPENAI_BASE_URL") or None
-
-
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _expand_dotted(raw: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +86,15 @@ def merge_settings(current: Settings, raw: Any) -> Settings:
         return current
     if isinstance(raw.get("shiro"), dict):  # a whole settings object rather than the section
         raw = raw["shiro"]
+    if "mcpServers" in raw:
+        # Replaced whole, never merged (a removed server must stop) nor dot-expanded (server
+        # names and env variable names may contain dots).
+        raw = dict(raw)
+        servers = raw.pop("mcpServers")
+        if isinstance(servers, dict):
+            current = msgspec.structs.replace(current, mcpServers=servers)
+        else:
+            log.warning("ignoring setting shiro.mcpServers: expected an object (server name -> entry)")
     merged = _deep_merge(msgspec.to_builtins(current), _expand_dotted(raw))
     try:
         return msgspec.convert(merged, Settings)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..trace import mark, mark_peak_rss
 from . import render
 from .connection import CommandError, Connection, ServerGone, init_options
 
@@ -32,6 +33,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="shiro",
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
+        "       [--base-url URL] [--wire-api API]\n"
         "       shiro sessions [--json] [--limit N]",
         description="shiro-neko in the terminal: a coding agent behind a language server.",
         epilog="Keys: Esc or Ctrl-C abort the turn, Ctrl-C twice or Ctrl-D leave, Up/Down walk the prompt history. "
@@ -47,6 +49,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-memory", action="store_true", help="neither load nor write project memory")
     parser.add_argument("--approvals", choices=("ask", "auto-edit", "auto"),
                         help="which tool calls need your yes, for this run (default: the setting, ask)")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama (overrides OPENAI_BASE_URL)")
+    parser.add_argument("--wire-api", choices=("responses", "chat", "auto"),
+                        help="API shape the endpoint speaks (chat for most local servers; default: the setting, responses)")
     parser.add_argument("--version", action="version", version=f"shiro {__version__}")
     sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions")
     sessions = sub.add_parser("sessions", help="list this directory's sessions, newest first")
@@ -61,8 +67,19 @@ def _err(message: str) -> None:
 
 
 async def _connect(args: argparse.Namespace, cwd: Path) -> Connection:
-    options = init_options(agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals)
-    conn = Connection(cwd, options)
+    from ..user_settings import load_user_settings, merge
+
+    conn = Connection(cwd)
+    conn.launch()  # the server starts (or a warm one is reached) while the settings file is read
+    await asyncio.sleep(0)  # let the launch run up to its first wait: the process exists by then
+    loaded = load_user_settings(cwd)
+    for problem in loaded.problems:
+        _err(f"shiro: settings file {problem}")
+    flags = init_options(
+        agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals,
+        base_url=args.base_url, wire_api=args.wire_api,
+    )
+    conn.init_options = merge(loaded.settings, flags)
     await conn.start()
     return conn
 
@@ -124,8 +141,9 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    mark("client-main")
     args = parse_args(argv)
-    logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # pygls must not print
+    logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # the terminal is the UI's
     cwd = Path.cwd().resolve()
     try:
         if args.command == "sessions":
@@ -146,7 +164,15 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
     except KeyboardInterrupt:
         code = 130
-    sys.exit(code)
+    except BrokenPipeError:
+        # The reader went away (`shiro sessions | head`): end quietly, as a tool killed by SIGPIPE
+        # would (128 + 13); fast_exit's flush of the dead pipe is ignored.
+        code = 141
+    mark_peak_rss("client")
+    mark("client-exit")
+    from .launch import fast_exit
+
+    fast_exit(code)
 
 
 if __name__ == "__main__":

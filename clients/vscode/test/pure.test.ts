@@ -56,7 +56,7 @@ test('server lookup: setting, then workspace .venv, then PATH, else what to inst
   const l = { setting: undefined, folders: ['/w'], pathEnv: '/usr/bin:/opt/bin', platform: 'linux' as const };
   assert.deepEqual(findServer({ ...l, setting: '/x/shiro-lsp', exists: has('/x/shiro-lsp') }), { command: '/x/shiro-lsp', source: 'setting' });
   assert.match((findServer({ ...l, setting: '/nope', exists: has() }) as { missing: string }).missing, /shiro\.server\.path/);
-  assert.deepEqual(findServer({ ...l, exists: has('/w/.venv/bin/shiro-lsp', '/opt/bin/shiro-lsp') }).command === '/w/.venv/bin/shiro-lsp', true);
+  assert.deepEqual(findServer({ ...l, exists: has('/w/.venv/bin/shiro-lsp', '/opt/bin/shiro-lsp') }), { command: '/w/.venv/bin/shiro-lsp', source: 'venv' });
   assert.deepEqual(findServer({ ...l, exists: has('/opt/bin/shiro-lsp') }), { command: '/opt/bin/shiro-lsp', source: 'path' });
   assert.match((findServer({ ...l, exists: has() }) as { missing: string }).missing, /pip install shiro-neko/);
 });
