@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { activeFolder, AgentClient } from './agentClient';
 import type { ApprovalBroker } from './approvals';
 import type { ChatView } from './chatView';
-import { age, notesMarkdown } from './notesDoc';
+import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
 import type { WebviewToHost } from './shared/messages';
 import type { SessionStore } from './store';
 import type { TodoTree } from './todoTree';
@@ -197,6 +197,8 @@ export class Controller implements vscode.Disposable {
       memory: () => this.compactMemory(),
       new: () => this.newSession(),
       clear: () => this.newSession(),
+      stm: () => (arg.trim() === 'clear' ? this.clearStm() : this.showStm()),
+      mcp: () => this.showMcp(),
     };
     const run = commands[name];
     if (run) await run();
@@ -343,6 +345,28 @@ export class Controller implements vscode.Disposable {
       await this.showDoc(title, render(r));
     } catch (err) {
       this.fail(command, err);
+    }
+  }
+
+  async showStm(): Promise<void> {
+    await this.showResult('shiro.stm', 'Short-term memory', (r) => stmMarkdown(r as Parameters<typeof stmMarkdown>[0], Date.now()));
+  }
+
+  async clearStm(): Promise<void> {
+    try {
+      const r = await this.client.execute<{ cleared: boolean }>('shiro.stmClear', this.target());
+      this.store.addNotice(r.cleared ? 'Short-term memory of this session cleared.' : 'This session had no short-term memory.');
+    } catch (err) {
+      this.fail('/stm clear', err);
+    }
+  }
+
+  async showMcp(): Promise<void> {
+    try {
+      const r = await this.client.execute<Parameters<typeof mcpMarkdown>[0]>('shiro.mcp', { workspace: this.workspace });
+      await this.showDoc('MCP servers', mcpMarkdown(r));
+    } catch (err) {
+      this.fail('/mcp', err);
     }
   }
 

@@ -32,3 +32,42 @@ export function age(iso: string, now: number): string {
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} d ago`;
 }
+
+interface StmView {
+  current?: { kind: string; text: string; updatedAt: string } | null;
+  others: { sessionId: string; title: string; workspace: string; text: string; updatedAt: string }[];
+}
+
+/** `shiro.stm`: what the next turn would be told, this session first. */
+export function stmMarkdown(r: StmView, now: number): string {
+  const lines = ['# Short-term memory', ''];
+  if (r.current) {
+    lines.push(`## This session (${r.current.kind}, ${age(r.current.updatedAt, now)})`, '', r.current.text, '');
+  } else {
+    lines.push('This session has no short-term memory yet.', '');
+  }
+  for (const o of r.others) {
+    lines.push(`## ${o.title || o.sessionId.slice(0, 8)} (${age(o.updatedAt, now)})`, '', o.text, '');
+  }
+  if (!r.others.length) lines.push('_No other sessions are folded in._', '');
+  lines.push('Clear this session\'s with **Shiro Neko: Clear Short-Term Memory** (or `/stm clear`).');
+  return lines.join('\n');
+}
+
+interface McpView {
+  servers: { name: string; source: string; state: string; error?: string | null; tools: { name: string; description: string }[] }[];
+}
+
+/** `shiro.mcp`: each server, its state and its tools. */
+export function mcpMarkdown(r: McpView): string {
+  if (!r.servers.length) return '# MCP servers\n\nNone configured. Add them under `shiro.mcpServers`, or in `.mcp.json` at the workspace root.\n';
+  const lines = ['# MCP servers', ''];
+  for (const s of r.servers) {
+    lines.push(`## ${s.name} — ${s.state} (${s.source})`, '');
+    if (s.error) lines.push('```text', s.error, '```', '');
+    for (const t of s.tools) lines.push(`- \`${t.name}\`: ${t.description.split('\n')[0]}`);
+    if (!s.tools.length) lines.push('_no tools_');
+    lines.push('');
+  }
+  return lines.join('\n');
+}

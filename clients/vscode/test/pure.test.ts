@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { editSummary } from '../src/editPreview';
 import { gaugeView } from '../src/gauge';
 import { contentSecurityPolicy, panelHtml } from '../src/html';
-import { age, notesMarkdown } from '../src/notesDoc';
+import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from '../src/notesDoc';
 import { findServer } from '../src/serverPath';
 import { parseWebviewMessage, SLASH_COMMANDS } from '../src/shared/messages';
 import { pendingCount, progressLine, todoItems } from '../src/todoItems';
@@ -109,8 +109,22 @@ test('composer tokens: @ mentions, / commands, IME enter, line checks', () => {
   assert.deepEqual(slashToken('/com', 4), { start: 0, end: 4, query: 'com' });
   assert.equal(slashToken('say /com', 8), null);
   assert.deepEqual(filterSlash(SLASH_COMMANDS, 'no').map((c) => c.name), ['notes']);
-  assert.deepEqual(filterSlash(SLASH_COMMANDS, 'm').map((c) => c.name), ['memory', 'compact', 'resume']);
+  assert.deepEqual(filterSlash(SLASH_COMMANDS, 'm').map((c) => c.name), ['memory', 'mcp', 'compact', 'resume', 'stm']);
   assert.ok(isImeEnter({ isComposing: true }) && isImeEnter({ keyCode: 229 }) && !isImeEnter({ keyCode: 13 }));
   assert.ok(onFirstLine('a\nb', 1) && !onFirstLine('a\nb', 3));
-  assert.deepEqual(SLASH_COMMANDS.map((c) => c.name), ['compact', 'notes', 'todos', 'sessions', 'resume', 'save', 'memory', 'new']);
+  assert.deepEqual(SLASH_COMMANDS.map((c) => c.name), ['compact', 'notes', 'todos', 'sessions', 'resume', 'save', 'memory', 'new', 'stm', 'mcp']);
+});
+
+test('short-term memory and MCP documents', () => {
+  const now = Date.parse('2026-01-01T01:00:00Z');
+  const stm = stmMarkdown({ current: { kind: 'summary', text: 'fixing the pager', updatedAt: '2026-01-01T00:59:00Z' },
+    others: [{ sessionId: 'abcdef123', title: 'other work', workspace: 'file:///w', text: 'docs', updatedAt: '2026-01-01T00:00:00Z' }] }, now);
+  assert.match(stm, /## This session \(summary, 1 min ago\)\n\nfixing the pager/);
+  assert.match(stm, /## other work \(1 h ago\)/);
+  assert.match(stmMarkdown({ others: [] }, now), /no short-term memory yet/);
+  const mcp = mcpMarkdown({ servers: [{ name: 'fs', source: 'settings', state: 'failed', error: 'exit 1', tools: [] },
+    { name: 'git', source: 'project', state: 'ready', tools: [{ name: 'log', description: 'Show the log\nmore' }] }] });
+  assert.match(mcp, /## fs — failed \(settings\)\n\n```text\nexit 1/);
+  assert.match(mcp, /- `log`: Show the log\n/);
+  assert.match(mcpMarkdown({ servers: [] }), /None configured/);
 });

@@ -503,7 +503,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
         // Rendered = laid out and painted: measured after the next frame.
         requestAnimationFrame(() => setTimeout(() => {
           const ms = performance.now() - t0;
-          stats.lastRender = `${msg.mark}:${ms.toFixed(1)}:${msg.rows.length}`;
+          // The mark is "resume:<host Date.now() when the resume was sent>": same clock, same machine.
+          const sentAt = Number(msg.mark!.split(':')[1]);
+          const total = Number.isFinite(sentAt) ? Date.now() - sentAt : NaN;
+          stats.lastRender = `${msg.mark}:${ms.toFixed(1)}:${msg.rows.length}:${total}`;
           document.body.dataset.lastRender = stats.lastRender;
           post({ t: 'rendered', mark: msg.mark!, ms, rows: msg.rows.length });
         }, 0));

@@ -105,6 +105,8 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'save', hint: '', description: 'Save the session now' },
   { name: 'memory', hint: '', description: 'Compact the project memory' },
   { name: 'new', hint: '', description: 'Start a new chat' },
+  { name: 'stm', hint: '[clear]', description: 'Show (or clear) the short-term memory the next turn is told' },
+  { name: 'mcp', hint: '', description: 'Show the MCP servers and their tools' },
 ];
 
 /** The host treats every webview message as untrusted: this checks its shape. */
