@@ -92,6 +92,10 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert any("hello.py: proposed by shiro-neko" in t for t in r["diffTab"]), r["diffTab"]
     assert r["diffClosed"]
     assert (vscode.workspace / "hello.py").read_text() == "print('shiro')\n"
+    # The composer: slash completion, the @ picker attaches the file, history walks and restores the draft.
+    assert "/compact [focus]" in r["slashOptions"], r["slashOptions"]
+    assert r["chips"] == ["hello.py"] and r["afterPick"] == "look at @hello.py ", (r["chips"], r["afterPick"])
+    assert r["historyUp"] == PROMPT and r["historyDown"] == "my draft"
     # The task tree: every task, the blocked note, the progress line as the view's description.
     items = r["tasks"]["items"]
     assert [i.split(" ")[0] for i in items][:2] == ["Read", "Rename"], items
@@ -110,7 +114,7 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert not [c for c in r["console"] if "Content Security Policy" in c], r["console"]
     # Screenshots exist and show more than a blank workbench.
     expected = {"01-dark-mid-stream", "02-approval-card", "03-approval-diff", "04-task-tree", "05-light-theme",
-                "06-high-contrast", "07-resumed-after-reload"}
+                "06-high-contrast", "07-resumed-after-reload", "08-compacted-from-palette", "09-file-picker"}
     assert expected <= set(r["shots"]), r["shots"].keys()
     for name in expected:
         shot = r["shots"][name]

@@ -41,3 +41,13 @@ def test_extension_unit_tests() -> None:
     r = _run("npm", "test", "--silent")
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     assert "# fail 0" in r.stdout and "# pass " in r.stdout, r.stdout[-2000:]
+
+
+def test_protocol_types_are_generated_from_the_schema() -> None:
+    """`src/protocol.ts` is json-schema-to-typescript's output for docs/protocol.schema.json."""
+    _npm_ready()
+    schema = EXTENSION.parents[1] / "docs" / "protocol.schema.json"
+    if not schema.exists():
+        pytest.skip("docs/protocol.schema.json is not generated yet")
+    r = _run("node", "scripts/gen-protocol.mjs", "--check")
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -193,6 +193,31 @@ async function mainScenario() {
   out.diffClosed = !(await page.$('.monaco-diff-editor'));
   step('turn finished');
 
+  // The composer, keyboard only: `/` completes commands, `@` picks a file, Up/Down walk history.
+  const input = frame.locator('#input');
+  await input.click();
+  await input.pressSequentially('/co');
+  await frame.waitForSelector('#popup:not([hidden]) .option', { timeout: T });
+  out.slashOptions = await frame.$$eval('#popup .option-label', (o) => o.map((e) => e.textContent));
+  await input.press('Escape');
+  await input.fill('');
+  await input.pressSequentially('look at @hel');
+  await frame.waitForFunction(() => [...document.querySelectorAll('#popup .option-detail')].some((e) => e.textContent === 'hello.py'), null, { timeout: T });
+  await shot('09-file-picker', 'the @ file picker open over the composer (keyboard: Up/Down, Enter)');
+  await input.press('ArrowDown');
+  await input.press('ArrowUp');
+  await input.press('Enter');
+  out.chips = await frame.$$eval('#chips .chip', (c) => c.map((e) => e.textContent));
+  out.afterPick = await input.inputValue();
+  await frame.locator('#chips .chip-remove').first().click();
+  await input.fill('my draft');
+  await input.press('ArrowUp');
+  out.historyUp = await input.inputValue();
+  await input.press('ArrowDown');
+  out.historyDown = await input.inputValue();
+  await input.fill('');
+  step('composer checked');
+
   out.tasks = await tasksPane();
   await page.waitForTimeout(600);
   out.gauge = await statusText();
