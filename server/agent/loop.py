@@ -129,9 +129,7 @@ async def _request(state: TurnState) -> ProviderRequest:
     messages = await state.view.for_wire(session, settings, summarize)
     compacted = state.view.take_compacted()
     if compacted is not None:
-        before, after = compacted
-        message = f"context compacted: {before} messages pruned to {after} on the wire"
-        state.emit("compacted", before=before, after=after, message=message)
+        state.emit("compacted", before=compacted.before, after=compacted.after, message=compacted.message)
     return ProviderRequest(settings.effective_model, instructions, messages, specs)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import uuid_utils
 
+from .context_level import context_level
 from .transcript import Message, estimate_tokens
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class AgentSession:
         threshold = max(1, settings.compactThreshold)
         tokens = estimate_tokens(self.messages)
         percent = round(tokens * 100 / threshold, 1)
-        level = "red" if percent >= 90 else "amber" if tokens * 3 >= threshold * 2 else "normal"
+        level = context_level(tokens, threshold)
         return {
             "sessionId": self.id,
             "contextTokens": tokens,
