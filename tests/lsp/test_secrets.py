@@ -27,7 +27,7 @@ async def test_api_key_is_in_no_file_log_or_notification(tmp_path, fake, workspa
         fake.script(
             Reply(calls=[Call("run_command", {"command": "env; echo key=$OPENAI_API_KEY"}),
                          Call("todo_write", {"todos": [{"content": "keep secrets", "status": "in_progress"}]}),
-                         Call("remember", {"text": "the user likes short answers"})]),
+                         Call("remember", {"kind": "fact", "text": "the user likes short answers"})]),
             Reply(text="ran it"),
             HttpError(401, f"Incorrect API key provided: {key}. You can find your API key in your account.",
                       type="invalid_request_error", code="invalid_api_key"),

@@ -224,7 +224,11 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
                     pass
                 await asyncio.sleep(0.01)
 
-        await h.wait_for(path.exists)  # arm after the first save: a kill then has an old record to keep
+        # Arm after the first save: a kill then has an old record to keep. (Generous: a loaded
+        # machine can take seconds to start the server and run the first steps.)
+        await h.wait_for(lambda: path.exists() or driver.done(), timeout=60)
+        if driver.done():
+            driver.result()  # the session ended before its first save: say why
         reader = asyncio.ensure_future(read_saved())
         await asyncio.sleep(rng.uniform(0.0, 3.0))
         if on_save:
