@@ -90,6 +90,9 @@ class ResumeArgs(_Args):
     id: str | None = None
     latest: bool = False
     workspace: str | None = None
+    # A session recorded in another directory is refused unless that folder is open here; with
+    # fork it continues as a copy recorded in this workspace (the original's cwd is never rewritten).
+    fork: bool = False
 
 
 class RememberArgs(_Args):
