@@ -145,6 +145,10 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+    # The part of inputTokens/outputTokens/costUsd spent by side requests (span summaries, /compact, /memory).
+    sideInputTokens: int = 0
+    sideOutputTokens: int = 0
+    sideCostUsd: float | None = None
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]

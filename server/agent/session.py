@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 import uuid_utils
 
 from .context_level import context_level
+from .usage import side_status
 from .transcript import Message, estimate_tokens
 
 if TYPE_CHECKING:
@@ -188,6 +189,7 @@ class AgentSession:
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
             "costUsd": self.cost_usd,
+            **side_status(self, settings.effective_model),
             "running": self.running,
             "queued": self.queued,
         }

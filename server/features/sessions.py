@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.transcript import pending_calls
+from ..agent.usage import SIDE_USAGE
 from ..agent.wire_view import SPAN_SUMMARIES
 from ..errors import InvalidArguments, Refused
 from ..protocol import NEVER_WRITTEN
@@ -63,6 +64,7 @@ def to_record(session: "AgentSession", model: str) -> SessionRecord:
         notebook=Notebook(todos=list(session.todos)),
         messages=list(session.messages),
         span_summaries=dict(session.extra.get(SPAN_SUMMARIES, {})),
+        side_usage=dict(session.extra.get(SIDE_USAGE, {})),
     )
 
 
@@ -219,6 +221,8 @@ class SessionsFeature:
         session.output_tokens = record.output_tokens
         session.cost_usd = record.cost_usd
         session.extra[SPAN_SUMMARIES] = dict(record.span_summaries)
+        if record.side_usage:
+            session.extra[SIDE_USAGE] = dict(record.side_usage)
         return session
 
     def _opened(self, workspace: Workspace, session: "AgentSession", forked_from: str | None) -> dict[str, Any]:
