@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import uuid_utils
 
@@ -18,12 +18,16 @@ from .agent.provider.base import ProviderError
 from .agent.wire_view import SPAN_SUMMARIES
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
+from .agent.short_term_memory import NoShortTermMemory
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
 from .config import Settings, merge_settings
 from .errors import Refused
 from .protocol import AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
 from .workspaces import Workspace, Workspaces
+
+if TYPE_CHECKING:
+    from .features.short_term_memory import ShortTermMemoryFeature
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,7 @@ class ShiroService:
         self.memory: Any = None
         self.history: Any = None
         self.persistence: Any = None
+        self.short_term_memory: "ShortTermMemoryFeature | None" = None
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
@@ -85,6 +90,7 @@ class ShiroService:
             system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
             on_change=self._changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
+            short_term_memory=self.short_term_memory or NoShortTermMemory(),
         )
         session = AgentSession(id=session_id or str(uuid_utils.uuid7()), root=workspace.root, deps=deps, private=private)
         self.sessions[session.id] = session

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
 from .transcript import AssistantMessage, Message, TextPart, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
-    from ..config import ShortTermMemorySettings
+    from ..config import Settings, ShortTermMemorySettings
+    from .session import AgentSession
     from ..state.short_term_memory import StmRecord
 
 TOOL_NAME = "update_short_term_memory"
@@ -266,3 +267,54 @@ def recent_texts(messages: Sequence[Message], limit: int = RECENT_MESSAGES) -> l
             if len(out) >= limit:
                 break
     return out[::-1]
+
+
+@dataclass
+class Applied:
+    """One request's share of the plan: the messages to send and where the notes go."""
+
+    messages: list[Message]
+    instructions: str
+    inserts: list[tuple[int, str]]
+    tool_free_instructions: str | None  # None: the same as `instructions`
+    tool_free_inserts: list[tuple[int, str]] | None
+
+
+def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt_message: Message | None, instructions: str) -> Applied:
+    """Apply a turn's plan to one step's wire view (after pruning, so nothing prunes a note away)."""
+    cut = supersede_cut(transcript, plan.hide_before)
+    if cut > 0:
+        first = transcript[cut]
+        at = next((i for i, m in enumerate(wire) if m is first), None)
+        if at is not None:
+            wire = wire[at:]
+    placed = place(plan, wire, find_anchor(wire, prompt_message))
+    if not placed.system and not placed.inserts:
+        return Applied(wire, instructions, [], None, None)
+    full = "\n\n".join([instructions, *placed.system])
+    tool_free = "\n\n".join([instructions, *placed.system_tool_free])
+    inserts = [(i, text) for i, text, _ in placed.inserts]
+    tool_free_inserts = [(i, text) for i, text, needs in placed.inserts if not needs]
+    return Applied(
+        wire,
+        full,
+        inserts,
+        tool_free if tool_free != full else None,
+        tool_free_inserts if len(tool_free_inserts) != len(inserts) else None,
+    )
+
+
+class TurnMemory(Protocol):
+    """What the loop asks of the short-term memory feature (no pygls, no store types)."""
+
+    async def plan(self, session: "AgentSession", turn_id: str, prompt: str | None, settings: "Settings", offers_tools: bool) -> Plan: ...
+
+    async def turn_ended(self, session: "AgentSession", turn_id: str, prompt: str | None, status: str) -> None: ...
+
+
+class NoShortTermMemory:
+    async def plan(self, session: "AgentSession", turn_id: str, prompt: str | None, settings: "Settings", offers_tools: bool) -> Plan:
+        return Plan()
+
+    async def turn_ended(self, session: "AgentSession", turn_id: str, prompt: str | None, status: str) -> None:
+        return None

@@ -55,9 +55,10 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, notebook, session, sessions
+    from . import chat, notebook, session, sessions, stm
 
     chat.register(server)
     session.register(server)
     sessions.register(server)
     notebook.register(server)
+    stm.register(server)
