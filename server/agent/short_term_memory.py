@@ -140,7 +140,7 @@ def render_others(records: Sequence["StmRecord"], now: float, mode: str, workspa
 
 def nudge_text(turns: int, has_memory: bool) -> str:
     state = (
-        f"{turns} turns have passed since this session's running summary was last updated"
+        f"{turns} turn{'' if turns == 1 else 's'} {'has' if turns == 1 else 'have'} passed since this session's running summary was last updated"
         if has_memory
         else "this session has no running summary yet"
     )
