@@ -65,6 +65,8 @@ def to_record(session: "AgentSession", model: str) -> SessionRecord:
         messages=list(session.messages),
         span_summaries=dict(session.extra.get(SPAN_SUMMARIES, {})),
         side_usage=dict(session.extra.get(SIDE_USAGE, {})),
+        private=session.private,
+        turns_since_refresh=session.turns_since_refresh,
     )
 
 
@@ -223,6 +225,8 @@ class SessionsFeature:
         session.extra[SPAN_SUMMARIES] = dict(record.span_summaries)
         if record.side_usage:
             session.extra[SIDE_USAGE] = dict(record.side_usage)
+        session.private = record.private
+        session.turns_since_refresh = record.turns_since_refresh
         return session
 
     def _opened(self, workspace: Workspace, session: "AgentSession", forked_from: str | None) -> dict[str, Any]:
