@@ -21,6 +21,7 @@ from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
+from .agent.tools.sandbox import sandbox_for
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
 from .protocol import AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
@@ -76,7 +77,7 @@ class ShiroService:
 
     def _tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
-        return core_tools() + [t for hook in self.session_tools for t in hook(session)]
+        return core_tools(sandbox_for(self.settings.sandbox)) + [t for hook in self.session_tools for t in hook(session)]
 
     def _changed(self, session: AgentSession, turn_ended: bool) -> None:
         for hook in self.on_session_change:

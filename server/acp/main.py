@@ -1,6 +1,6 @@
 """`shiro acp`: the agent over the Agent Client Protocol on stdio.
 
-    shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory]
+    shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]
 
 Settings come from the user settings file (PROTOCOL.md), as for the terminal client; the flags
 override them for this run. Logging goes to stderr: stdout is the protocol's.
@@ -25,6 +25,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agent", metavar="NAME", help="agent variant (default, deep)")
     parser.add_argument("--approvals", choices=("ask", "auto-edit", "auto"), help="the starting session mode")
     parser.add_argument("--no-memory", action="store_true", help="neither load nor write project memory")
+    parser.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint (overrides OPENAI_BASE_URL)")
+    parser.add_argument("--wire-api", choices=("responses", "chat", "auto"), help="API shape the endpoint speaks")
     parser.add_argument("--version", action="version", version=f"shiro acp {__version__}")
     return parser.parse_args(argv)
 
@@ -37,6 +39,10 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["agent"] = args.agent
     if args.approvals:
         settings["approvals"] = args.approvals
+    if args.base_url:
+        settings["baseUrl"] = args.base_url
+    if args.wire_api:
+        settings["wireApi"] = args.wire_api
     if args.no_memory:
         settings["memory"] = {"enabled": False}
     return settings
