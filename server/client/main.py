@@ -34,10 +34,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="shiro",
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
-        "       [--base-url URL] [--wire-api API]
-"
-        "       shiro sessions [--json] [--limit N]
-"
+        "       [--base-url URL] [--wire-api API]\n"
+        "       shiro sessions [--json] [--limit N]\n"
         "       shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]",
         description="shiro-neko in the terminal: a coding agent behind a language server.",
         epilog="Keys: Esc or Ctrl-C abort the turn, Ctrl-C twice or Ctrl-D leave, Up/Down walk the prompt history. "
