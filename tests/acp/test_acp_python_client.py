@@ -248,3 +248,25 @@ async def test_embedded_resource_and_link_reach_the_model(acp):
     await acp.conn.prompt(session_id=session_id, prompt=blocks)
     sent = json.dumps((await acp.requests(1))[0].body["input"])
     assert "linked file text" in sent and "selected text" in sent and 'path=\\"sel.py\\"' in sent
+
+
+async def test_load_a_session_made_by_the_lsp_server(tmp_path, fake, workspace):
+    from tests.lsp.conftest import server_env, start_client
+
+    home = tmp_path / "home"
+    fake.script(Reply(text="Made in the language server."))
+    lsp = await start_client({"fake": fake, "home": home, "root": workspace}, "neovim",
+                             server_env(home, fake.base_url, SHIRO_NEKO_CONFIG=str(tmp_path / "none.json")))
+    chat = await lsp.chat("hello from neovim")
+    await lsp.client.shutdown_session()
+    await lsp.client.stop()
+    async with run_acp(home, workspace, fake) as acp:
+        listed = await acp.conn.list_sessions(cwd=str(workspace))
+        assert [s.session_id for s in listed.sessions] == [chat["sessionId"]]
+        await acp.conn.load_session(cwd=str(workspace), session_id=chat["sessionId"], mcp_servers=[])
+        assert acp.client.text("user_message_chunk") == "hello from neovim"
+        assert acp.client.text() == "Made in the language server."
+        fake.script(Reply(text="and continued in the editor"))
+        assert (await acp.prompt(chat["sessionId"], "carry on")).stop_reason == "end_turn"
+    [record] = records(home)
+    assert record["id"] == chat["sessionId"] and len(record["messages"]) == 4
