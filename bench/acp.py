@@ -117,7 +117,8 @@ def main() -> None:
         "topic": "acp",
         "what": "spawn -> initialize answered; session/prompt frame written -> fake provider received the request",
         "runs": runs,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+                    "load_average_1m_at_end": round(os.getloadavg()[0], 2)},
         "results": results,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

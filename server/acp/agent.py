@@ -16,6 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from .. import __version__
 from ..agent.attachments import file_block
+from ..agent.provider.openai_provider import preload_sdk
 from ..agent.session import AgentSession, TurnOutcome
 from ..errors import InvalidArguments, Refused
 from ..protocol import ChatArgs
@@ -57,6 +58,7 @@ class ShiroAcpAgent:
         self.bridge = bridge
         self.sink = bridge.sink
         self.sink.service = service
+        self._preloaded = False
         self._live: dict[str, str] = {}  # the editor's session id -> ours (a fork on load differs)
 
     def on_connect(self, conn: Any) -> None:
@@ -90,6 +92,11 @@ class ShiroAcpAgent:
         self.service.workspaces.add(root)
         return self.service.workspaces.pick(root.resolve().as_uri())
 
+    def _preload(self) -> None:
+        if not self._preloaded:
+            self._preloaded = True
+            preload_sdk()
+
     def _modes(self, session: AgentSession) -> schema.SessionModeState:
         return schema.SessionModeState(current_mode_id=self.service.settings_for(session.id).approvals, available_modes=MODES)
 
@@ -102,6 +109,7 @@ class ShiroAcpAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> schema.NewSessionResponse:
         workspace = self._workspace(cwd)
+        self._preload()
         session = self.service.new_session(workspace)
         self.service.opened(session)
         self.sink.send(session.id, slash.available_commands())
@@ -111,6 +119,7 @@ class ShiroAcpAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> schema.LoadSessionResponse:
         workspace = self._workspace(cwd)
+        self._preload()
         try:
             opened = await self.service.persistence.resume(workspace, session_id, False)
         except (Refused, InvalidArguments) as exc:
