@@ -12,11 +12,14 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+
+log = logging.getLogger("shiro_neko.acp")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -63,7 +66,7 @@ async def serve(args: argparse.Namespace) -> None:
     # Editors start the agent in the project's directory: its project file applies too.
     from_files = load_user_settings(Path.cwd())
     for problem in from_files.problems:
-        logging.getLogger("shiro_neko.acp").warning("%s", problem)
+        log.warning("%s", problem)
     service.update_settings(from_files.settings)
     service.update_settings(flag_settings(args))
     try:
@@ -71,8 +74,13 @@ async def serve(args: argparse.Namespace) -> None:
     except NotAPipe as exc:
         print(f"shiro acp: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
+    serving = asyncio.ensure_future(acp.run_agent(ShiroAcpAgent(service, bridge), writer, reader))
+    # An editor that stops the agent with SIGTERM gets the same saved ending as a closed pipe.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, serving.cancel)
     try:
-        await acp.run_agent(ShiroAcpAgent(service, bridge), writer, reader)
+        await serving
+    except asyncio.CancelledError:
+        log.info("SIGTERM: saving and leaving")
     finally:
         # The editor closed the pipe: end running turns (a waiting approval stays pending) and save.
         await service.stop()

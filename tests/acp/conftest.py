@@ -93,7 +93,9 @@ async def run_acp(home: Path, root: Path, fake: FakeProvider, client: EditorClie
     client = client or EditorClient()
     env.setdefault("SHIRO_NEKO_CONFIG", str(home.parent / "no-user-settings.json"))  # never the real user's file
     environment = server_env(home, fake.base_url, **env)
-    async with spawn_agent_process(client, str(SHIRO), "acp", *args, env=environment, cwd=str(root)) as (conn, process):
+    # A generous exit allowance: the machine running the tests may be loaded (the SDK's default is 2 s).
+    async with spawn_agent_process(client, str(SHIRO), "acp", *args, env=environment, cwd=str(root),
+                                   transport_kwargs={"shutdown_timeout": 20.0}) as (conn, process):
         caps = schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
         init = await asyncio.wait_for(conn.initialize(protocol_version=1, client_capabilities=caps), 30)
         acp = Acp(conn, client, process, fake, home, root)

@@ -270,3 +270,16 @@ async def test_load_a_session_made_by_the_lsp_server(tmp_path, fake, workspace):
         assert (await acp.prompt(chat["sessionId"], "carry on")).stop_reason == "end_turn"
     [record] = records(home)
     assert record["id"] == chat["sessionId"] and len(record["messages"]) == 4
+
+
+async def test_sigterm_saves_like_a_closed_pipe(tmp_path, fake, workspace):
+    import signal
+
+    async with run_acp(tmp_path / "home", workspace, fake) as acp:
+        fake.script(Reply(text="remember me"))
+        session_id = await acp.new_session()
+        await acp.prompt(session_id, "a turn to save")
+        acp.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(acp.process.wait(), 30) == 0
+    [record] = records(tmp_path / "home")
+    assert record["id"] == session_id and record["messages"][-1]["content"][0]["text"] == "remember me"
