@@ -51,6 +51,9 @@ class AcpBridge:
     def host_for(self, root: Path, session_id: str) -> AcpToolHost:
         return AcpToolHost(root, session_id, self.editor)
 
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        return await self.sink.ask(message, actions)
+
 
 class ShiroAcpAgent:
     def __init__(self, service: ShiroService, bridge: AcpBridge) -> None:

@@ -44,9 +44,12 @@ class AcpSink:
         self._pump: asyncio.Task[None] | None = None
         self._calls: dict[tuple[str, str], ToolCallPart] = {}
         self._last_usage: dict[str, Any] = {}
+        self._last_session: str | None = None  # where a question outside a turn is asked
+        self._questions = 0
 
     # -- sending, in order --------------------------------------------------------------
     def send(self, session_id: str, update: Any) -> None:
+        self._last_session = session_id
         if self._queue is None:
             self._queue = asyncio.Queue()
         self._queue.put_nowait((self.editor_ids.get(session_id, session_id), update))
@@ -145,3 +148,28 @@ class AcpSink:
         if isinstance(outcome, schema.AllowedOutcome):
             return _ANSWERS.get(outcome.option_id, "deny")
         return "deny"  # cancelled: the turn is being cancelled, or the user dismissed it
+
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        """A question with buttons (trusting a project's MCP servers). ACP has no dialog of its
+        own, so it is a permission request in the latest session: the first action allows, the
+        others reject; None when there is no session yet or it is dismissed."""
+        if self._last_session is None or self.editor.client is None or not actions:
+            return None
+        await self.drain()
+        self._questions += 1
+        options = [
+            schema.PermissionOption(option_id=str(i), name=action, kind="allow_once" if i == 0 else "reject_once")
+            for i, action in enumerate(actions)
+        ]
+        question = schema.ToolCallUpdate(tool_call_id=f"shiro-question-{self._questions}", title=message, kind="other", status="pending")
+        try:
+            answer = await self.editor.client.request_permission(
+                session_id=self.editor_ids.get(self._last_session, self._last_session), tool_call=question, options=options
+            )
+        except Exception as exc:
+            log.warning("question to the user failed: %s", exc)
+            return None
+        outcome = answer.outcome
+        if isinstance(outcome, schema.AllowedOutcome) and outcome.option_id.isdigit() and int(outcome.option_id) < len(actions):
+            return actions[int(outcome.option_id)]
+        return None
