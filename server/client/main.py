@@ -145,15 +145,12 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-<<<<<<< HEAD
+    mark("client-main")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["acp"]:
         # The ACP front end runs in place of this process (same pid and pipes); the terminal
         # client stays free of the server's internals.
         os.execv(sys.executable, [sys.executable, "-m", "shiro_neko.acp", *argv[1:]])
-=======
-    mark("client-main")
->>>>>>> main
     args = parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # the terminal is the UI's
     cwd = Path.cwd().resolve()
