@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import msgspec
 import uuid_utils
@@ -19,6 +19,7 @@ from .agent.provider.base import ProviderError
 from .agent.wire_view import SPAN_SUMMARIES
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
+from .agent.short_term_memory import NoShortTermMemory
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import sandbox_for
@@ -28,6 +29,9 @@ from .mcp.manager import McpManager, status_of
 from .state.paths import shiro_home
 from .protocol import McpResult, AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
 from .workspaces import Workspace, Workspaces
+
+if TYPE_CHECKING:
+    from .features.short_term_memory import ShortTermMemoryFeature
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +64,7 @@ class ShiroService:
         self.memory: Any = None
         self.history: Any = None
         self.persistence: Any = None
+        self.short_term_memory: "ShortTermMemoryFeature | None" = None
         self.mcp = McpManager(shiro_home, bridge.ask)
 
     # -- settings -------------------------------------------------------------------------
@@ -105,6 +110,7 @@ class ShiroService:
             system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
             on_change=self._changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
+            short_term_memory=self.short_term_memory or NoShortTermMemory(),
             before_turn=lambda s: self.mcp.prepare_turn(s.root),
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers

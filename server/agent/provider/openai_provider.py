@@ -206,7 +206,7 @@ class OpenAIProvider:
                     continue
                 if err.names_tools and request.tools and not dropped_tools:
                     dropped_tools = True
-                    request = ProviderRequest(request.model, request.instructions, request.messages, [], request.inserts)
+                    request = request.without_tools()
                     yield Notice("the endpoint rejected tool definitions; retrying once without tools")
                     continue
                 if not err.retryable or attempt >= MAX_RETRIES:
