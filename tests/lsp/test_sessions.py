@@ -372,3 +372,47 @@ async def test_suspended_approval_survives_a_restart(tmp_path, fake, workspace):
         assert not fake.rejections
     finally:
         await _stop(h2)
+
+
+async def test_resume_keeps_a_sessions_workspace(tmp_path, fake, workspace):
+    """A record's cwd is never rewritten: another directory's session is refused (with the way
+    out), forked into this one on request, or run in its own folder when this server has it open."""
+    other = tmp_path / "other"
+    other.mkdir()
+    a = await _start(tmp_path, fake, workspace)
+    fake.script(Reply(text="first"))
+    first = await a.chat("work in the workspace")
+    await _stop(a)
+    path = tmp_path / "home" / "sessions" / f"{first['sessionId']}.json"
+    original = path.read_bytes()
+
+    b = await start_client({"fake": fake, "home": tmp_path / "home", "root": other}, "neovim",
+                           server_env(tmp_path / "home", fake.base_url))
+    try:
+        with pytest.raises(JsonRpcException) as caught:
+            await b.command("shiro.resume", {"id": first["sessionId"]})
+        assert caught.value.code == -32803 and str(workspace) in caught.value.message and "fork" in caught.value.message
+        forked = await b.command("shiro.resume", {"id": first["sessionId"], "fork": True})
+        assert forked["forkedFrom"] == first["sessionId"] and forked["sessionId"] != first["sessionId"]
+        assert forked["workspace"] == other.as_uri() and len(forked["messages"]) == 2
+        fake.script(Reply(text="in the copy"))
+        await b.chat("go on here")
+        await b.command("shiro.save")
+    finally:
+        await _stop(b)
+    assert path.read_bytes() == original  # the original record is untouched
+    copy = json.loads((tmp_path / "home" / "sessions" / f"{forked['sessionId']}.json").read_text())
+    assert copy["cwd"] == str(other) and len(copy["messages"]) == 4
+
+    c = await start_client({"fake": fake, "home": tmp_path / "home", "root": other}, "visual-studio-code",
+                           server_env(tmp_path / "home", fake.base_url), folders=[other, workspace])
+    try:
+        resumed = await c.command("shiro.resume", {"id": first["sessionId"]})  # asked in `other`, the first folder
+        assert resumed["sessionId"] == first["sessionId"] and resumed["workspace"] == workspace.as_uri()
+        fake.script(Reply(text="in its own folder"))
+        await c.chat("continue", sessionId=first["sessionId"])
+        await c.command("shiro.save", {"sessionId": first["sessionId"]})
+    finally:
+        await _stop(c)
+    record = json.loads(path.read_text())
+    assert record["cwd"] == str(workspace) and len(record["messages"]) == 4
