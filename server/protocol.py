@@ -29,6 +29,8 @@ RECALL = "shiro.recall"
 FORGET = "shiro.forget"
 HISTORY = "shiro.history"
 STATUS = "shiro.status"
+STM = "shiro.stm"
+STM_CLEAR = "shiro.stmClear"
 MCP = "shiro.mcp"
 
 # Notifications (server -> client)
@@ -91,6 +93,9 @@ class ResumeArgs(_Args):
     id: str | None = None
     latest: bool = False
     workspace: str | None = None
+    # A session recorded in another directory is refused unless that folder is open here; with
+    # fork it continues as a copy recorded in this workspace (the original's cwd is never rewritten).
+    fork: bool = False
 
 
 class RememberArgs(_Args):
@@ -143,6 +148,35 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+    # The part of inputTokens/outputTokens/costUsd spent by side requests (span summaries, /compact, /memory).
+    sideInputTokens: int = 0
+    sideOutputTokens: int = 0
+    sideCostUsd: float | None = None
+
+
+class StmCurrent(msgspec.Struct):
+    kind: Literal["summary", "categories"]
+    text: str
+    updatedAt: str  # ISO 8601 UTC
+
+
+class StmOther(msgspec.Struct):
+    sessionId: str
+    title: str
+    workspace: str  # folder URI
+    text: str
+    updatedAt: str
+
+
+class StmResult(msgspec.Struct, omit_defaults=True):
+    """`shiro.stm`: what the next turn of that session would be told."""
+
+    others: list[StmOther]
+    current: StmCurrent | None = None
+
+
+class StmClearResult(msgspec.Struct):
+    cleared: bool
 
 
 class ApprovePreview(msgspec.Struct):

@@ -26,6 +26,7 @@ from .provider.base import (
     ToolSpec,
 )
 from .session import AgentSession, TurnOutcome
+from .short_term_memory import apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
 from .transcript import (
     AssistantMessage,
@@ -36,6 +37,7 @@ from .transcript import (
     pending_calls,
     strip_item_ids,
 )
+from .usage import count_usage, side_counter
 from .wire_view import WireView
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,8 @@ class TurnState:
     text: str = ""
     recovered_missing_item: bool = False
     view: WireView = field(default_factory=WireView)
+    prompt: str | None = None
+    prompt_message: UserMessage | None = None  # where short-term memory depths are counted from
 
     def emit(self, kind: str, **fields: Any) -> None:
         self.session.deps.sink.event(
@@ -68,7 +72,8 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         if not session.messages and not session.title:
             session.title = prompt
         parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
-        session.messages.append(UserMessage(content=parts))
+        state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
+        session.messages.append(state.prompt_message)
         session.changed()
     state.emit("turn_start")
     agent = session.deps.settings().agent
@@ -87,6 +92,10 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     end: dict[str, Any] = {"status": outcome.status, "text": outcome.text}
     if outcome.error:
         end["error"] = outcome.error
+    try:
+        await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
+    except asyncio.CancelledError:
+        pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
     state.emit("turn_end", **end)
     session.changed(turn_ended=True)
     return outcome
@@ -110,7 +119,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         if steps >= settings.maxSteps:
             message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
             state.emit("notice", message=message)
-            return TurnOutcome("completed", text=state.text)
+            return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
         message = await _provider_step(state)
         if not any(isinstance(p, ToolCallPart) for p in message.content):
@@ -127,13 +136,17 @@ async def _request(state: TurnState) -> ProviderRequest:
     async def summarize(span: PrunedSpan) -> str:
         instructions_, text = summary_request(span)
         provider = session.deps.provider(settings)
-        return await ask_model(provider, settings.effective_model, instructions_, text)
+        return await ask_model(provider, settings.effective_model, instructions_, text, side_counter(session, settings.effective_model))
 
     messages = await state.view.for_wire(session, settings, summarize)
     compacted = state.view.take_compacted()
     if compacted is not None:
         state.emit("compacted", before=compacted.before, after=compacted.after, message=compacted.message)
-    return ProviderRequest(settings.effective_model, instructions, messages, specs)
+    plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
+    stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
+    return ProviderRequest(
+        settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts, stm.tool_free_instructions, stm.tool_free_inserts
+    )
 
 
 async def _provider_step(state: TurnState) -> AssistantMessage:
@@ -186,11 +199,7 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
     session = state.session
     message = event.message
     session.messages.append(message)
-    session.input_tokens += event.usage.input_tokens
-    session.output_tokens += event.usage.output_tokens
-    from ..state.pricing import cost_usd  # noqa: PLC0415 - keeps agent start-up light
-
-    session.cost_usd = cost_usd(session.deps.settings().effective_model, session.input_tokens, session.output_tokens)
+    count_usage(session, event.usage, session.deps.settings().effective_model)
     text = final_text(message)
     if text:
         state.text = text

@@ -64,11 +64,11 @@ def deny_pending(session: AgentSession, reason: str) -> None:
         session.changed()
 
 
-def _preview(tool: Tool, session: AgentSession, call: ToolCallPart) -> tuple[Path, str] | None:
+async def _preview(tool: Tool, session: AgentSession, call: ToolCallPart) -> tuple[Path, str] | None:
     if tool.preview is None or not isinstance(call.input, dict):
         return None
     try:
-        return tool.preview(session.deps.host, call.input)
+        return await tool.preview(session.deps.host, call.input)
     except Exception:  # a preview is a courtesy; the call is still asked about
         return None
 
@@ -87,7 +87,7 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             tool_name=tool.name,
             input=call.input,
             summary=describe_call(tool, call),
-            preview=_preview(tool, session, call),
+            preview=await _preview(tool, session, call),
         )
         answer = await session.deps.sink.approve(request)
         if answer == "deny":

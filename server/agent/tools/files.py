@@ -109,6 +109,12 @@ def current_text(host: ToolHost, path: Path, shown: str) -> str:
     return buffered if buffered is not None else read_disk_text(path, shown)
 
 
+async def editor_or_disk_text(host: ToolHost, path: Path, shown: str) -> str:
+    """`current_text` for the file tools: an editor that must be asked (ACP) is asked."""
+    buffered = await host.editor_text(path)
+    return buffered if buffered is not None else read_disk_text(path, shown)
+
+
 def _number(lines: list[str], first: int) -> str:
     out = []
     for offset, line in enumerate(lines):
@@ -121,7 +127,7 @@ def _number(lines: list[str], first: int) -> str:
 async def _read_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     path = resolve_workspace_path(host.root, args["path"])
     shown = workspace_relative(host.root, path)
-    lines = split_lines(current_text(host, path, shown))
+    lines = split_lines(await editor_or_disk_text(host, path, shown))
     start: int = args.get("start_line") or 1
     end: int | None = args.get("end_line")
     if start < 1 or (end is not None and end < 1):
@@ -193,7 +199,7 @@ def _positions(text: str, needle: str) -> list[int]:
     return found
 
 
-def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str, str, int, str, str]:
+async def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str, str, int, str, str]:
     """What an edit_file call would do: (path, shown, the text now, where, old, new); refusals raise."""
     path = resolve_workspace_path(host.root, args["path"])
     shown = workspace_relative(host.root, path)
@@ -203,7 +209,7 @@ def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str, str,
         raise ToolError("old_text is empty; to write a whole file use write_file")
     if old == new:
         raise ToolError("old_text and new_text are the same; there is nothing to change")
-    text = current_text(host, path, shown)
+    text = await editor_or_disk_text(host, path, shown)
     found = _positions(text, old)
     if not found and "\r\n" in text and "\r\n" not in old:
         # read_file shows CRLF files without the \r, so the model's old_text has bare \n.
@@ -223,7 +229,7 @@ def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str, str,
 
 
 async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    path, shown, text, at, old, new = _planned_edit(host, args)
+    path, shown, text, at, old, new = await _planned_edit(host, args)
     updated = text[:at] + new + text[at + len(old) :]
     if not await host.apply_text(path, updated, create=False):
         return _rejected(shown)
@@ -235,16 +241,16 @@ async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     )
 
 
-def _preview_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
+async def _preview_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
     """The whole file as the edit would leave it, for the approval's diff (None: it would fail)."""
     try:
-        path, _, text, at, old, new = _planned_edit(host, args)
+        path, _, text, at, old, new = await _planned_edit(host, args)
     except (ToolError, KeyError, TypeError, OSError):
         return None
     return path, text[:at] + new + text[at + len(old) :]
 
 
-def _preview_write(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
+async def _preview_write(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
     try:
         return resolve_workspace_path(host.root, args["path"]), str(args["content"])
     except (ToolError, KeyError, TypeError, OSError):
