@@ -10,8 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..protocol import (
+    CompactedEvent,
+    Event,
+    NoticeEvent,
+    ReasoningDeltaEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
 from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
@@ -27,7 +36,7 @@ from .provider.base import (
 )
 from .session import AgentSession, TurnOutcome
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
-from .transcript import (
+from ..model.transcript import (
     AssistantMessage,
     TextPart,
     ToolCallPart,
@@ -53,10 +62,11 @@ class TurnState:
     recovered_missing_item: bool = False
     view: WireView = field(default_factory=WireView)
 
-    def emit(self, kind: str, **fields: Any) -> None:
-        self.session.deps.sink.event(
-            {"sessionId": self.session.id, "turnId": self.turn_id, "type": kind, **fields}
-        )
+    def emit(self, event: Event) -> None:
+        self.session.deps.sink.event(event)
+
+    def notice(self, message: str) -> None:
+        self.emit(NoticeEvent(sessionId=self.session.id, turnId=self.turn_id, message=message))
 
 
 async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, attachments: list[str] | None = None) -> TurnOutcome:
@@ -70,10 +80,10 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
         session.messages.append(UserMessage(content=parts))
         session.changed()
-    state.emit("turn_start")
+    state.emit(TurnStartEvent(sessionId=session.id, turnId=turn_id))
     agent = session.deps.settings().agent
     if agent not in VARIANTS:
-        state.emit("notice", message=f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
+        state.notice(f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
     session.emit_status()
     try:
         outcome = await _steps(state)
@@ -84,10 +94,7 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     except Exception as exc:
         log.exception("turn %s failed", turn_id)
         outcome = TurnOutcome("error", text=state.text, error=f"internal error: {exc}")
-    end: dict[str, Any] = {"status": outcome.status, "text": outcome.text}
-    if outcome.error:
-        end["error"] = outcome.error
-    state.emit("turn_end", **end)
+    state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text, error=outcome.error or None))
     session.changed(turn_ended=True)
     return outcome
 
@@ -98,7 +105,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
     while True:
         if pending_calls(session.messages):
             try:
-                await run_tool_step(session, state.emit)
+                await run_tool_step(session, state.turn_id)
             except ToolStepAborted:
                 return TurnOutcome("aborted", text=state.text)
             session.changed()
@@ -106,7 +113,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         settings = session.deps.settings()
         if steps >= settings.maxSteps:
             message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
-            state.emit("notice", message=message)
+            state.notice(message)
             return TurnOutcome("completed", text=state.text)
         steps += 1
         message = await _provider_step(state)
@@ -131,7 +138,7 @@ async def _request(state: TurnState) -> ProviderRequest:
     if compacted is not None:
         before, after = compacted
         message = f"context compacted: {before} messages pruned to {after} on the wire"
-        state.emit("compacted", before=before, after=after, message=message)
+        state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=before, after=after, message=message))
     return ProviderRequest(settings.effective_model, instructions, messages, specs)
 
 
@@ -146,13 +153,13 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
             async for event in provider.stream(request):
                 if isinstance(event, TextDelta):
                     received.append(event.text)
-                    state.emit("text_delta", text=event.text)
+                    state.emit(TextDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, ReasoningDelta):
-                    state.emit("reasoning_delta", text=event.text)
+                    state.emit(ReasoningDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, OutputStarted):
                     output_started = True
                 elif isinstance(event, Notice):
-                    state.emit("notice", message=event.message)
+                    state.notice(event.message)
                 elif isinstance(event, Completed):
                     return _accept(state, event)
             raise ProviderError("the provider stream ended without a response")
@@ -163,7 +170,7 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
                 session.messages = strip_item_ids(session.messages)
                 state.view.reset()
                 session.changed()
-                state.emit("notice", message=REFERENCE_LOST_NOTICE)
+                state.notice(REFERENCE_LOST_NOTICE)
                 continue
             _keep_interrupted(state, received)
             raise
@@ -195,7 +202,12 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
         state.text = text
     for part in message.content:
         if isinstance(part, ToolCallPart):
-            state.emit("tool_call", toolCallId=part.tool_call_id, toolName=part.tool_name, input=part.input)
+            state.emit(
+                ToolCallEvent(
+                    sessionId=session.id, turnId=state.turn_id,
+                    toolCallId=part.tool_call_id, toolName=part.tool_name, input=part.input,
+                )
+            )
     session.changed()
     session.emit_status()
     return message

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .provider.base import Completed, Provider, ProviderError, ProviderRequest
-from .transcript import UserMessage, TextPart, final_text
+from ..model.transcript import UserMessage, TextPart, final_text
 
 
 async def ask_model(provider: Provider, model: str, instructions: str, text: str) -> str:
