@@ -222,7 +222,7 @@ class SaveDocumentsParams(msgspec.Struct):
 # --- shiro/event: one tagged union ----------------------------------------------------------------
 
 
-class _Event(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True):
+class _Event(msgspec.Struct, tag_field="type", omit_defaults=True):
     sessionId: str
     turnId: str
 
