@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from .agent.tools.sandbox import SandboxMode
 from .protocol import plain
+from .user_settings import merge as _deep_merge  # one merge rule for settings layers
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,8 @@ class Settings(msgspec.Struct, omit_defaults=True):
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     shortTermMemory: ShortTermMemorySettings = msgspec.field(default_factory=ShortTermMemorySettings)
     approvals: Approvals = "ask"
+    # Where bubblewrap does not work the command runs unsandboxed whatever this says.
+    sandbox: SandboxMode = "workspace-write"
     maxSteps: int = 50
 
     @property
@@ -52,16 +56,6 @@ class Settings(msgspec.Struct, omit_defaults=True):
     @property
     def effective_base_url(self) -> str | None:
         return self.baseUrl or os.environ.get("OPENAI_BASE_URL") or None
-
-
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _expand_dotted(raw: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
+from .agent.tools.sandbox import sandbox_for
 from .config import Settings, merge_settings
 from .errors import Refused
 from .features.compaction import CompactionFeature
@@ -74,7 +75,7 @@ class ShiroService:
 
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
-        return core_tools() + self.todos.tools(session) + self.memory.tools(session)
+        return core_tools(sandbox_for(self.settings.sandbox)) + self.todos.tools(session) + self.memory.tools(session)
 
     def system_blocks(self, session: AgentSession) -> list[str]:
         return [self.todos.block(session), self.memory.block(session), self.instructions.block(session)]

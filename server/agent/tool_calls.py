@@ -26,6 +26,7 @@ def needs_approval(tool: Tool, approvals: str) -> bool:
     if tool.approval is None or approvals == "auto":
         return False
     if approvals == "auto-edit":
+        # A command runs without asking only inside a sandbox, which bounds what it can change.
         return tool.approval == "command"
     return True
 

@@ -304,9 +304,16 @@ def _capabilities() -> types.ClientCapabilities:
     )
 
 
-def init_options(*, agent: str | None, model: str | None, no_memory: bool, approvals: str | None) -> dict[str, Any]:
-    """The flags, as the `shiro` settings section."""
+def init_options(
+    *, agent: str | None, model: str | None, no_memory: bool, approvals: str | None,
+    base_url: str | None = None, wire_api: str | None = None,
+) -> dict[str, Any]:
+    """The flags, as the `shiro` settings section (sent over the user settings file's)."""
     options: dict[str, Any] = {}
+    if base_url:
+        options["baseUrl"] = base_url
+    if wire_api:
+        options["wireApi"] = wire_api
     if agent:
         options["agent"] = agent
     if model:

@@ -32,6 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="shiro",
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
+        "       [--base-url URL] [--wire-api API]\n"
         "       shiro sessions [--json] [--limit N]",
         description="shiro-neko in the terminal: a coding agent behind a language server.",
         epilog="Keys: Esc or Ctrl-C abort the turn, Ctrl-C twice or Ctrl-D leave, Up/Down walk the prompt history. "
@@ -47,6 +48,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-memory", action="store_true", help="neither load nor write project memory")
     parser.add_argument("--approvals", choices=("ask", "auto-edit", "auto"),
                         help="which tool calls need your yes, for this run (default: the setting, ask)")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama (overrides OPENAI_BASE_URL)")
+    parser.add_argument("--wire-api", choices=("responses", "chat", "auto"),
+                        help="API shape the endpoint speaks (chat for most local servers; default: the setting, responses)")
     parser.add_argument("--version", action="version", version=f"shiro {__version__}")
     sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions")
     sessions = sub.add_parser("sessions", help="list this directory's sessions, newest first")
@@ -61,8 +66,16 @@ def _err(message: str) -> None:
 
 
 async def _connect(args: argparse.Namespace, cwd: Path) -> Connection:
-    options = init_options(agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals)
-    conn = Connection(cwd, options)
+    from ..user_settings import load_user_settings, merge
+
+    loaded = load_user_settings(cwd)
+    for problem in loaded.problems:
+        _err(f"shiro: settings file {problem}")
+    flags = init_options(
+        agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals,
+        base_url=args.base_url, wire_api=args.wire_api,
+    )
+    conn = Connection(cwd, merge(loaded.settings, flags))
     await conn.start()
     return conn
 

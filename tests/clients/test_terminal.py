@@ -96,6 +96,32 @@ def test_print_flags_become_the_runs_settings(workspace, env, fake):
     assert not {t["name"] for t in body["tools"]} & {"remember", "recall", "forget"}  # memory off
 
 
+def test_settings_file_then_project_file_then_flags(tmp_path, workspace, env, fake):
+    """PROTOCOL.md's user settings file is the terminal client's settings; flags go on top."""
+    env = {k: v for k, v in env.items() if k != "OPENAI_BASE_URL"}  # the endpoint comes from the file
+    Path(env["SHIRO_NEKO_CONFIG"]).write_text(json.dumps({"baseUrl": fake.base_url, "model": "user-model", "agent": "deep"}))
+    fake.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    done = run(["-p", "hi"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "one\n", done.stderr
+    assert fake.requests[-1].body["model"] == "user-model" and "deep" in fake.requests[-1].body["instructions"]
+    (workspace / ".shiro-neko").mkdir()
+    (workspace / ".shiro-neko" / "settings.json").write_text(json.dumps({"model": "project-model"}))
+    done = run(["-p", "hi"], workspace, env)
+    assert done.returncode == 0 and fake.requests[-1].body["model"] == "project-model", done.stderr
+    assert "deep" in fake.requests[-1].body["instructions"]  # the user's other keys stay
+    done = run(["--model", "flag-model", "--wire-api", "chat", "-p", "hi"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "three\n", done.stderr
+    assert fake.requests[-1].body["model"] == "flag-model" and fake.requests[-1].api == "chat"
+
+
+def test_a_broken_settings_file_is_named_and_ignored(tmp_path, workspace, env, fake):
+    Path(env["SHIRO_NEKO_CONFIG"]).write_text('{"model": ')
+    fake.script(Reply(text="still works"))
+    done = run(["--base-url", fake.base_url, "-p", "hi"], workspace, env)
+    assert done.returncode == 0 and done.stdout == "still works\n", done.stderr
+    assert env["SHIRO_NEKO_CONFIG"] in done.stderr and "not valid JSON" in done.stderr
+
+
 def test_print_fails_clearly_when_the_provider_fails(workspace, env, fake):
     fake.script(*[HttpError(500, "the fake is down") for _ in range(4)])
     done = run(["-p", "hello"], workspace, env)

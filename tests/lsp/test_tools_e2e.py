@@ -133,7 +133,8 @@ async def test_abort_kills_a_running_command(tmp_path, fake, workspace):
     home = tmp_path / "home"
     h = await start_client(
         {"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url),
-        init_options={"approvals": "auto"},
+        # Unsandboxed: `$$` must be the host's pid (test_sandbox covers the sandboxed kill).
+        init_options={"approvals": "auto", "sandbox": "off"},
     )
     try:
         pid_file = workspace / "pid"

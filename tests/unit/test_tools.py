@@ -474,3 +474,46 @@ def test_output_collector_drops_the_middle_of_huge_output() -> None:
         out.add(b"x" * 10_000)
     assert out.total == 1_000_000 and len(out.head) + len(out.tail) == 2 * shell._KEEP_BYTES
     assert "[... truncated: 970,000 characters omitted; showing the first 20,000 and last 10,000 ...]" in out.text()
+
+
+@pytest.mark.parametrize("raw", ["/dev/zero", "/dev/stdin", "/proc/self/environ", "/proc/self/root/etc/passwd", "/proc/1/cmdline", "../../../../proc/self/environ"])
+async def test_device_and_proc_paths_refused(host: DiskToolHost, raw: str) -> None:
+    for name, args in [("read_file", {"path": raw}), ("write_file", {"path": raw, "content": "x"}), ("list_files", {"path": raw}), ("grep", {"pattern": "x", "path": raw})]:
+        result = await call(host, name, args)
+        assert result.is_error and "outside the workspace" in result.output, (name, result)
+
+
+async def test_links_to_devices_and_proc_refused(ws: Path, host: DiskToolHost) -> None:
+    for name, target in [("zero", "/dev/zero"), ("environ", "/proc/self/environ"), ("root", "/proc/self/root")]:
+        (ws / name).symlink_to(target)
+    for raw in ["zero", "environ", "root/etc/passwd"]:
+        result = await call(host, "read_file", {"path": raw})
+        assert result.is_error and "symbolic link" in result.output, (raw, result)
+    grep = await call(host, "grep", {"pattern": "PATH"})
+    assert "environ" not in grep.output
+
+
+async def test_fifo_and_socket_in_the_workspace_never_block(ws: Path, host: DiskToolHost) -> None:
+    import socket
+
+    os.mkfifo(ws / "pipe")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(ws / "sock"))
+    (ws / "real.txt").write_text("needle\n")
+    try:
+        read = await asyncio.wait_for(call(host, "read_file", {"path": "pipe"}), 5)
+        assert read.is_error and read.output == "'pipe' is a FIFO, not a regular file; only text files can be read"
+        write = await call(host, "write_file", {"path": "pipe", "content": "x"})
+        assert write.is_error and "a FIFO" in write.output and stat_is_fifo(ws / "pipe")
+        edit = await call(host, "edit_file", {"path": "sock", "old_text": "a", "new_text": "b"})
+        assert edit.is_error and "a socket" in edit.output
+        grep = await asyncio.wait_for(call(host, "grep", {"pattern": "needle"}), 5)
+        assert "real.txt" in grep.output and "pipe" not in grep.output
+    finally:
+        sock.close()
+
+
+def stat_is_fifo(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISFIFO(os.lstat(path).st_mode)

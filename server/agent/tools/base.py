@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Protocol
 
-ApprovalKind = Literal["edit", "command"]
+# "sandboxed-command": a command that runs inside an operating-system sandbox (see sandbox.py).
+ApprovalKind = Literal["edit", "command", "sandboxed-command"]
 
 
 class ToolError(Exception):

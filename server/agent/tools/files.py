@@ -8,6 +8,7 @@ into an undoable edit and the disk host into an atomic write.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,52 @@ def count_lines(text: str) -> int:
     return len(split_lines(text))
 
 
+class NotRegularFile(OSError):
+    """A FIFO, socket or device: reading one could block the server or never end."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"{kind}, not a regular file")
+        self.kind = kind
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of a regular file; NotRegularFile for anything else.
+
+    Opened non-blocking and checked on the open descriptor, so a FIFO cannot stall the event
+    loop and a file swapped for a device between a check and the read is still refused."""
+    mode = os.stat(path).st_mode  # first, for a clear message: opening a socket fails with ENXIO
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(_kind(mode))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(_kind(mode))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
 def read_disk_text(path: Path, shown: str) -> str:
     """The file's text from disk, refusing what is not UTF-8 text."""
     if path.is_dir():
         raise ToolError(f"'{shown}' is a directory; use list_files to see what it holds")
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path)
+    except NotRegularFile as exc:
+        raise ToolError(f"'{shown}' is {exc.kind}, not a regular file; only text files can be read") from None
     except FileNotFoundError:
         raise ToolError(f"file not found: '{shown}'") from None
     except OSError as exc:
@@ -128,6 +169,8 @@ async def _write_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     content: str = args["content"]
     if path.is_dir():
         raise ToolError(f"'{shown}' is a directory; give a file path")
+    if path.exists() and not path.is_file():
+        raise ToolError(f"'{shown}' is {_kind(path.stat().st_mode)}, not a regular file; it cannot be written")
     exists = path.exists() or host.open_document_text(path) is not None
     made = [] if exists else _make_parents(path, Path(os.path.abspath(host.root)))
     if not await host.apply_text(path, content, create=not exists):

@@ -13,11 +13,13 @@ from typing import Any, Callable
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .files import EDIT_FILE, READ_FILE, WRITE_FILE
 from .search import GREP, LIST_FILES
-from .shell import RUN_COMMAND
+from .sandbox import Sandbox
+from .shell import RUN_COMMAND, run_command_tool
 
 
-def core_tools() -> list[Tool]:
-    return [READ_FILE, LIST_FILES, GREP, EDIT_FILE, WRITE_FILE, RUN_COMMAND]
+def core_tools(sandbox: Sandbox | None = None) -> list[Tool]:
+    shell = RUN_COMMAND if sandbox is None else run_command_tool(sandbox)
+    return [READ_FILE, LIST_FILES, GREP, EDIT_FILE, WRITE_FILE, shell]
 
 
 def tool_schemas(tools: list[Tool]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...model.workspace_files import walk_files
 from .base import Tool, ToolError, ToolHost, ToolResult
-from .files import looks_binary
+from .files import looks_binary, read_regular_file
 from .output_cap import cap_output
 from .workspace_paths import resolve_workspace_path, workspace_relative
 
@@ -143,7 +143,7 @@ def _grep_text(host: ToolHost, file: Path, root_real: str) -> str | None:
             return None  # a link out of the workspace: its content is not ours to show
         if file.stat().st_size > MAX_GREP_FILE_BYTES:
             return None
-        data = file.read_bytes()
+        data = read_regular_file(file)  # a FIFO or device in the tree is skipped, never read
     except OSError:
         return None
     if looks_binary(data):

@@ -14,6 +14,7 @@ from typing import Any
 
 from .base import Tool, ToolHost, ToolResult
 from .output_cap import cap_output
+from .sandbox import Sandbox, blocked_note
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
@@ -140,11 +141,14 @@ def _exit_line(code: int | None) -> str:
     return f"exit code {code}"
 
 
-async def _run_command(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+async def _run_command(host: ToolHost, args: dict[str, Any], sandbox: Sandbox | None = None) -> ToolResult:
     command: str = args["command"]
     timeout = min(max(int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_S), 1), MAX_TIMEOUT_S)
+    argv = [_shell(), "-c", command]
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, str(host.root))
     proc = await asyncio.create_subprocess_exec(
-        _shell(), "-c", command,
+        *argv,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -173,6 +177,8 @@ async def _run_command(host: ToolHost, args: dict[str, Any]) -> ToolResult:
             )
         group_handled = True
         body = out.text() or "(no output)"
+        if sandbox is not None:
+            note += blocked_note(sandbox, proc.returncode, body)
         return ToolResult(f"{_exit_line(proc.returncode)}\n{body}{note}")
     finally:
         if not group_handled:  # cancelled (the user aborted the turn) or failed: stop everything
@@ -181,32 +187,52 @@ async def _run_command(host: ToolHost, args: dict[str, Any]) -> ToolResult:
             pump.cancel()
 
 
-RUN_COMMAND = Tool(
-    name="run_command",
-    description=(
-        "Run a shell command (bash -c) in the workspace root and return its exit code and combined "
-        "stdout/stderr. Stdin is empty, so interactive commands must not wait for input (pass -y "
-        "and similar flags). Long output keeps its beginning and end. The command is stopped "
-        f"after timeout_seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}). Background "
-        "processes are stopped when the command ends unless their output is redirected "
-        "(cmd > file 2>&1 &). Prefer read_file, list_files and grep for looking at files. "
-        "The user may be asked to approve the command."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The shell command line to run."},
-            "timeout_seconds": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_TIMEOUT_S,
-                "description": f"Stop the command after this many seconds. Default {DEFAULT_TIMEOUT_S}.",
+def run_command_tool(sandbox: Sandbox | None) -> Tool:
+    """run_command, inside `sandbox` when one is in force.
+
+    A sandboxed command asks for approval of kind "sandboxed-command", which `approvals:
+    auto-edit` lets through (the sandbox bounds what it can do); unsandboxed it stays "command"."""
+    where = (
+        f" It runs in a {sandbox.mode} sandbox: "
+        + ("it can write only inside the workspace and the temp directory" if sandbox.mode == "workspace-write" else "it cannot write files")
+        + " and has no network."
+        if sandbox is not None
+        else ""
+    )
+    label = f"run (sandbox {sandbox.mode})" if sandbox is not None else "run"
+
+    async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+        return await _run_command(host, args, sandbox)
+
+    return Tool(
+        name="run_command",
+        description=(
+            "Run a shell command (bash -c) in the workspace root and return its exit code and combined "
+            "stdout/stderr. Stdin is empty, so interactive commands must not wait for input (pass -y "
+            "and similar flags). Long output keeps its beginning and end. The command is stopped "
+            f"after timeout_seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}). Background "
+            "processes are stopped when the command ends unless their output is redirected "
+            "(cmd > file 2>&1 &). Prefer read_file, list_files and grep for looking at files. "
+            "The user may be asked to approve the command." + where
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command line to run."},
+                "timeout_seconds": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT_S,
+                    "description": f"Stop the command after this many seconds. Default {DEFAULT_TIMEOUT_S}.",
+                },
             },
+            "required": ["command"],
+            "additionalProperties": False,
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
-    run=_run_command,
-    approval="command",
-    summary=lambda args: f"run: {args.get('command', '')}",
-)
+        run=run,
+        approval="sandboxed-command" if sandbox is not None else "command",
+        summary=lambda args: f"{label}: {args.get('command', '')}",
+    )
+
+
+RUN_COMMAND = run_command_tool(None)

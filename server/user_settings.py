@@ -1,0 +1,92 @@
+"""The user settings file of PROTOCOL.md, for clients without a settings UI of their own.
+
+The terminal client and the ACP front end send what this returns as their `shiro` settings
+section (flags go on top). Editors keep their own settings and never read these files.
+
+- user file: `$SHIRO_NEKO_CONFIG`, else `settings.json` in `platformdirs.user_config_path("shiro-neko")`;
+- project file: `<workspace>/.shiro-neko/settings.json`, whose keys override the user's, except
+  `mcpServers`: a project's servers would run commands the user never approved, so they are
+  handed back apart (`project_mcp_servers`) for the same trust step as `.mcp.json`.
+
+A file that does not parse (or is not a JSON object) is named in `problems` and ignored; a missing
+file is no problem. Only the standard library and platformdirs are imported: the terminal
+client's cold start pays for this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_VAR = "SHIRO_NEKO_CONFIG"
+PROJECT_FILE = Path(".shiro-neko") / "settings.json"
+
+
+@dataclass
+class UserSettings:
+    settings: dict[str, Any] = field(default_factory=dict)  # the `shiro` section, merged
+    project_mcp_servers: dict[str, Any] = field(default_factory=dict)  # untrusted until approved
+    problems: list[str] = field(default_factory=list)  # one line per file that was ignored
+    files: list[Path] = field(default_factory=list)  # the files that were read
+
+
+def user_settings_path() -> Path:
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs  # noqa: PLC0415 - only when no override is set
+
+    return platformdirs.user_config_path("shiro-neko") / "settings.json"
+
+
+def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """`update` over `base`, objects merged key by key (a nested setting overrides only itself)."""
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot be read ({exc}); ignored")
+        return None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        problems.append(f"{path}: not valid JSON ({exc}); ignored")
+        return None
+    if not isinstance(data, dict):
+        problems.append(f"{path}: holds {type(data).__name__}, not a settings object; ignored")
+        return None
+    return data
+
+
+def load_user_settings(workspace: Path | None = None) -> UserSettings:
+    """The user's file, then the project's over it (see the module docstring)."""
+    out = UserSettings()
+    user_path = user_settings_path()
+    user = _read(user_path, out.problems)
+    if user is not None:
+        out.settings = user
+        out.files.append(user_path)
+    if workspace is not None:
+        project_path = workspace / PROJECT_FILE
+        project = _read(project_path, out.problems)
+        if project is not None:
+            servers = project.pop("mcpServers", None)
+            if isinstance(servers, dict):
+                out.project_mcp_servers = servers
+            out.settings = merge(out.settings, project)
+            out.files.append(project_path)
+    return out

@@ -1,0 +1,68 @@
+"""The user settings file of PROTOCOL.md: user file, project file over it, broken files named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shiro_neko.user_settings import ENV_VAR, load_user_settings, user_settings_path
+
+
+@pytest.fixture
+def user_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "config" / "settings.json"
+    path.parent.mkdir()
+    monkeypatch.setenv(ENV_VAR, str(path))
+    return path
+
+
+def test_missing_files_are_no_problem(user_file: Path, tmp_path: Path) -> None:
+    loaded = load_user_settings(tmp_path)
+    assert loaded.settings == {} and loaded.problems == [] and loaded.files == []
+    assert user_settings_path() == user_file
+
+
+def test_default_path_is_the_platform_config_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert user_settings_path() == platformdirs.user_config_path("shiro-neko") / "settings.json"
+
+
+def test_project_keys_override_the_users_and_nested_keys_merge(user_file: Path, tmp_path: Path) -> None:
+    user_file.write_text(json.dumps({"model": "a", "approvals": "auto-edit", "memory": {"enabled": False}, "shortTermMemory": {"depth": 3}}))
+    project = tmp_path / "ws" / ".shiro-neko"
+    project.mkdir(parents=True)
+    (project / "settings.json").write_text(json.dumps({"model": "b", "shortTermMemory": {"nudgeDepth": 1}}))
+    loaded = load_user_settings(tmp_path / "ws")
+    assert loaded.settings == {
+        "model": "b", "approvals": "auto-edit", "memory": {"enabled": False}, "shortTermMemory": {"depth": 3, "nudgeDepth": 1},
+    }
+    assert loaded.files == [user_file, project / "settings.json"] and loaded.problems == []
+
+
+def test_project_mcp_servers_are_handed_back_apart(user_file: Path, tmp_path: Path) -> None:
+    user_file.write_text(json.dumps({"mcpServers": {"mine": {"command": "my-server"}}}))
+    project = tmp_path / ".shiro-neko"
+    project.mkdir()
+    (project / "settings.json").write_text(json.dumps({"mcpServers": {"theirs": {"command": "rm"}}}))
+    loaded = load_user_settings(tmp_path)
+    assert loaded.settings == {"mcpServers": {"mine": {"command": "my-server"}}}
+    assert loaded.project_mcp_servers == {"theirs": {"command": "rm"}}
+
+
+@pytest.mark.parametrize("text, why", [("{not json", "not valid JSON"), ("[1, 2]", "holds list"), (b"\xff\xfe", "cannot be read")])
+def test_a_broken_file_is_named_and_ignored(user_file: Path, tmp_path: Path, text: str | bytes, why: str) -> None:
+    project = tmp_path / ".shiro-neko"
+    project.mkdir()
+    (project / "settings.json").write_text(json.dumps({"model": "p"}))
+    if isinstance(text, bytes):
+        user_file.write_bytes(text)
+    else:
+        user_file.write_text(text)
+    loaded = load_user_settings(tmp_path)
+    assert loaded.settings == {"model": "p"}  # the other file still counts
+    assert len(loaded.problems) == 1 and str(user_file) in loaded.problems[0] and why in loaded.problems[0]
+    assert user_file.read_bytes() == (text if isinstance(text, bytes) else text.encode())  # left as it was
