@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 from . import __version__
 
@@ -38,19 +39,27 @@ class _QuietRefusals(logging.Filter):
         return not isinstance(exc, JsonRpcException)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
+    """`prebuilt`: a never-used server from create_server() (the warm server forks with one ready)."""
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="shiro-lsp %(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:
         handler.addFilter(_QuietRefusals())
+    # pygls prints whole messages (InitializeParams at INFO, every message at DEBUG), and settings
+    # carry secrets (MCP `env` and `headers`): its own lines stay at WARNING and above.
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().getEffectiveLevel()))
     from .lsp import create_server  # after argument parsing: --help and --version stay instant
+    from .trace import mark, mark_peak_rss
 
-    server = create_server()
+    mark("server-imported")
+    server = prebuilt if prebuilt is not None else create_server()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:
         server.start_io()
     server.after_exit()
+    mark_peak_rss("server")
+    mark("server-exit")
 
 
 if __name__ == "__main__":

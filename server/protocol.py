@@ -213,6 +213,29 @@ class StatusPayload(msgspec.Struct):
     queued: int
 
 
+McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
+
+
+class McpToolInfo(msgspec.Struct, omit_defaults=True):
+    name: str  # as the server calls it
+    description: str
+    modelName: str | None = None  # as the model sees it: mcp__<server>__<tool>, cut to 64
+
+
+class McpServerInfo(msgspec.Struct, omit_defaults=True):
+    name: str
+    source: Literal["settings", "project"]
+    state: McpState
+    tools: list[McpToolInfo]
+    error: str | None = None  # why it failed, is disabled or untrusted (with its stderr's tail)
+
+
+class McpResult(msgspec.Struct):
+    """`shiro.mcp`: every MCP server of the workspace; never an `env` value or a header."""
+
+    servers: list[McpServerInfo]
+
+
 class SaveDocumentsParams(msgspec.Struct):
     """`shiro/saveDocuments` (server -> client request), offered by the VS Code extension."""
 
@@ -327,6 +350,7 @@ RECALL = _command("shiro.recall", RecallArgs, RecallResult)
 FORGET = _command("shiro.forget", ForgetArgs, ForgetResult)
 HISTORY = _command("shiro.history", WorkspaceArgs, HistoryResult)
 STATUS = _command("shiro.status", SessionArgs, StatusPayload)
+MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 
 # Notifications (server -> client)
 EVENT = "shiro/event"

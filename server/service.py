@@ -30,7 +30,9 @@ from .features.instructions import InstructionsFeature
 from .features.memory import MemoryFeature
 from .features.sessions import SessionsFeature
 from .features.todos import TodoFeature
-from .protocol import AbortResult, ChatArgs, NewSessionResult, SessionArgs, StatusPayload
+from .mcp.manager import McpManager, status_of
+from .protocol import AbortResult, ChatArgs, McpResult, NewSessionResult, SessionArgs, StatusPayload
+from .state.paths import shiro_home
 from .workspaces import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,9 @@ class EditorBridge(Protocol):
     sink: EventSink
 
     def host_for(self, root: Path) -> ToolHost: ...
+
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        """A question with buttons (trusting a project's MCP servers); None when dismissed."""
 
 
 class ShiroService:
@@ -58,10 +63,12 @@ class ShiroService:
         self.memory = MemoryFeature(self)
         self.instructions = InstructionsFeature()
         self.compaction = CompactionFeature(self)
+        self.mcp = McpManager(shiro_home, bridge.ask)
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
         self.settings = merge_settings(self.settings, raw)
+        self.mcp.configure(self.settings.mcpServers)
 
     # -- what a session asks of the outside -----------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
@@ -75,7 +82,12 @@ class ShiroService:
 
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
-        return core_tools(sandbox_for(self.settings.sandbox)) + self.todos.tools(session) + self.memory.tools(session)
+        return (
+            core_tools(sandbox_for(self.settings.sandbox))
+            + self.todos.tools(session)
+            + self.memory.tools(session)
+            + self.mcp.tools(session.root)
+        )
 
     def system_blocks(self, session: AgentSession) -> list[str]:
         return [self.todos.block(session), self.memory.block(session), self.instructions.block(session)]
@@ -102,7 +114,9 @@ class ShiroService:
             system_blocks=self.system_blocks,
             on_change=self.changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
+            before_turn=lambda s: self.mcp.prepare_turn(s.root),
         )
+        self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
         session = AgentSession(id=session_id or str(uuid_utils.uuid7()), root=workspace.root, deps=deps, private=private)
         self.sessions[session.id] = session
         return session
@@ -163,7 +177,12 @@ class ShiroService:
         self.history.flush()
         self.persistence.flush_sync(log_line)
 
+    def mcp_status(self, root: Path) -> McpResult:
+        return status_of(self.mcp, root)
+
     async def stop(self) -> None:
-        """Shutdown: end running turns (a waiting approval stays pending in the record)."""
+        """Shutdown: end running turns (a waiting approval stays pending in the record), then
+        every MCP server process."""
         for session in list(self.sessions.values()):
             await session.stop()
+        await self.mcp.stop()

@@ -36,6 +36,13 @@ State and knobs on a FakeProvider (thread-safe enough for tests):
 * ``pending``: scripted steps not consumed yet. ``wait_for_requests(n, timeout)`` blocks
   until ``n`` requests arrived (TimeoutError otherwise) and returns a copy of them.
 * ``GET /v1/models`` lists ``models`` (default ``["fake-model"]``).
+* ``side_reply``: when set, a callable answering every *side request* (one sent without
+  ``tools``: span summaries, ``/compact``, ``/memory``) instead of the script; it returns a
+  :class:`Reply`/:class:`HttpError`, or None to use the script after all. Main requests keep
+  consuming the script, so a tool loop is scripted without guessing where summaries fall.
+* ``side_requests`` / ``summary_requests`` / ``main_requests``: the recorded requests
+  without tools, those of them asking for a pruned-span summary (by the server's summary
+  instructions), and those with tools.
 * A ``fake_provider`` pytest fixture is exported for modules that import it.
 
 Each provider request (either API) consumes one scripted step, in FIFO order. A step
@@ -202,6 +209,15 @@ class RecordedRequest:
 Step = Reply | HttpError | Callable[[RecordedRequest], "Reply | HttpError"]
 
 
+# How the server's span-summary instructions begin (server/agent/prune.py, SUMMARY_INSTRUCTIONS).
+SUMMARY_INSTRUCTIONS_START = "You summarise part of a coding agent's conversation"
+
+
+def is_side_request(req: RecordedRequest) -> bool:
+    """A request beside the conversation: the server sends those without tools."""
+    return isinstance(req.body, dict) and not req.body.get("tools")
+
+
 class _Rejection(Exception):
     def __init__(
         self, status: int, message: str, param: str | None, code: str | None = None,
@@ -262,6 +278,7 @@ class FakeProvider:
         self.strict_reasoning_followup: bool = False
         self.models: list[str] = ["fake-model"]
         self.disconnected_early: int = 0
+        self.side_reply: Callable[[RecordedRequest], Reply | HttpError | None] | None = None
         self._steps: deque[Step] = deque()
         self._reasoning_of_response: dict[str, str] = {}
         self._unstored_ids: set[str] = set()
@@ -336,6 +353,18 @@ class FakeProvider:
         with self._lock:
             self.stored.clear()
 
+    @property
+    def side_requests(self) -> list[RecordedRequest]:
+        return [r for r in list(self.requests) if is_side_request(r)]
+
+    @property
+    def summary_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.side_requests if (r.body.get("instructions") or "").startswith(SUMMARY_INSTRUCTIONS_START)]
+
+    @property
+    def main_requests(self) -> list[RecordedRequest]:
+        return [r for r in list(self.requests) if not is_side_request(r)]
+
     def wait_for_requests(self, n: int, timeout: float = 10) -> list[RecordedRequest]:
         """Block until ``n`` provider requests arrived; raise TimeoutError otherwise."""
         deadline = time.monotonic() + timeout
@@ -359,6 +388,11 @@ class FakeProvider:
             self.rejections.append(req)
 
     def _next_step(self, req: RecordedRequest) -> Reply | HttpError:
+        side = self.side_reply
+        if side is not None and is_side_request(req):
+            answer = side(req)
+            if answer is not None:
+                return answer
         with self._lock:
             step = self._steps.popleft() if self._steps else None
         if step is None:

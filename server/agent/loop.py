@@ -101,6 +101,9 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
 
 async def _steps(state: TurnState) -> TurnOutcome:
     session = state.session
+    # MCP servers still starting get a few seconds; a resumed approval may be an MCP call too.
+    for notice in await session.deps.before_turn(session):
+        state.notice(notice)
     steps = 0
     while True:
         if pending_calls(session.messages):
@@ -136,9 +139,7 @@ async def _request(state: TurnState) -> ProviderRequest:
     messages = await state.view.for_wire(session, settings, summarize)
     compacted = state.view.take_compacted()
     if compacted is not None:
-        before, after = compacted
-        message = f"context compacted: {before} messages pruned to {after} on the wire"
-        state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=before, after=after, message=message))
+        state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
     return ProviderRequest(settings.effective_model, instructions, messages, specs)
 
 

@@ -35,9 +35,13 @@ DEFAULT_THRESHOLD = 120_000
 # tool results counting with it) intact and take tool calls and results out of everything older.
 WINDOWS = (256, 128, 64, 32, 16, 8, 4, 2)
 LADDER_STEPS = 1 + len(WINDOWS) + 1  # reasoning, the windows, whole oldest messages
-# A pruned region is cut into spans at user messages once a span holds this much original JSON, so
-# earlier spans keep their key (and their summary) while later pruning extends the region.
+# The transcript is cut into chunks of about this much original JSON (half the default budget), at
+# dialogue items (user or assistant messages), counted from its start: a pruned span never crosses
+# a cut, so spans in earlier chunks keep their key (and their summary) while pruning reaches further.
+# A small threshold gets smaller chunks (half its budget, at least SPAN_CHUNK_MIN) so a long turn
+# under it still makes several spans; each one is summarised once (see wire_view.py).
 SPAN_CHUNK_BYTES = 240_000
+SPAN_CHUNK_MIN = 4_000
 SUMMARY_INPUT_CHARS = 48_000
 SUMMARY_MAX_CHARS = 4_000  # of a summary placed in a marker
 
@@ -60,6 +64,12 @@ class PrunedSpan:
     start: int
     end: int
     removed: list[Message] = field(hash=False)
+    size: int = 0  # bytes of original JSON in [start, end)
+
+
+def span_chunk_bytes(budget_tokens: int) -> int:
+    """Chunk size for a budget: half of it in bytes (4 per token), within the bounds above."""
+    return min(SPAN_CHUNK_BYTES, max(SPAN_CHUNK_MIN, budget_tokens * 2))
 
 
 @dataclass
@@ -69,39 +79,10 @@ class PrunedView:
     spans: list[PrunedSpan]
     steps: int  # ladder rungs used: 0 when it fitted, else 1..LADDER_STEPS
     tokens: int = 0  # the estimate of `messages` (the figure the ladder compared with the budget)
+    markers: int = 0  # marker messages in `messages` (the rest come from the transcript)
 
 
 # --------------------------------------------------------------------------- repairs
-
-
-def detach_orphaned_items(messages: Sequence[Message], before: Sequence[Message] | None = None) -> list[Message]:
-    """Send inline the parts of a response whose reasoning item is no longer sent.
-
-    One assistant message is one response, and a stored message or function call of a response
-    that reasoned needs its reasoning item earlier in the request. The reasoning and the other
-    items carry different ids, so the message is the only link: a message whose reasoning item
-    went loses the item ids of all its parts (they are sent inline; the content stays).
-
-    A reasoning item "went" when the message holds a reasoning part without an item id next to
-    parts that have one, or, given `before` (the same messages before reasoning was stripped, index
-    for index), when before[i] held a reasoning part with an item id and messages[i] holds none.
-    """
-    if before is not None and len(before) != len(messages):
-        raise ValueError("`before` must hold the same messages, index for index")
-    out: list[Message] = []
-    for i, m in enumerate(messages):
-        if isinstance(m, AssistantMessage) and any(p.item_id for p in m.content):
-            reasoning = [p for p in m.content if isinstance(p, ReasoningPart)]
-            orphaned = any(not p.item_id for p in reasoning)
-            if not orphaned and before is not None and not any(p.item_id for p in reasoning):
-                old = before[i]
-                orphaned = isinstance(old, AssistantMessage) and any(
-                    isinstance(p, ReasoningPart) and p.item_id for p in old.content
-                )
-            if orphaned:
-                m = inline_parts(m.content)
-        out.append(m)
-    return out
 
 
 def drop_orphaned_results(messages: Sequence[Message]) -> list[Message]:
@@ -144,6 +125,11 @@ def _marker(count: int, summary: str | None) -> str:
 def marker_text(span: PrunedSpan, summary: str | None) -> str:
     """The text of the user message that stands where `span` was pruned."""
     return _marker(len(span.removed), summary)
+
+
+def marker_message(spans: Sequence[PrunedSpan], summaries: Mapping[str, str]) -> UserMessage:
+    """One user message holding the markers of spans that stand at the same place, in order."""
+    return _user("\n\n".join(marker_text(span, summaries.get(span.key)) for span in spans))
 
 
 def _user(text: str) -> UserMessage:
@@ -221,8 +207,10 @@ class _Work:
     message is encoded once, and a part is encoded only when it is taken out.
     """
 
-    def __init__(self, messages: Sequence[Message]) -> None:
+    def __init__(self, messages: Sequence[Message], chunk_bytes: int = SPAN_CHUNK_BYTES,
+                 summaries: Mapping[str, str] = {}) -> None:  # noqa: B006 - read only
         self.messages = messages
+        self.chunk_bytes = chunk_bytes
         n = len(messages)
         encode = _encoder.encode
         self.raw: list[bytes] = [encode(m) for m in messages]
@@ -251,7 +239,9 @@ class _Work:
         self.count = sum(self.alive)
         self.base: list[bool] = self.alive  # survivors before the last rung (set by the caller)
         self._chunks: list[tuple[int, int]] | None = None
+        self._chunk_of: list[int] = []
         self._keys: dict[tuple[int, int], str] = {}
+        self.anchors = self._anchors(summaries)
 
     def take_out(self, i: int, drop: list[int], cut: bool) -> None:
         """Remove parts `drop` (indices into the message's content) from message i."""
@@ -279,56 +269,101 @@ class _Work:
             self._keys[(start, end)] = f"{start}-{end}-{digest}"
         return self._keys[(start, end)]
 
+    def _anchors(self, summaries: Mapping[str, str]) -> list[tuple[int, int, str]]:
+        """Ranges that already have a summary, still valid (same indices, same content), sorted and
+        not overlapping. A span never crosses one: a summarised span keeps its key as pruning
+        extends past it, and what is lost after it makes a new span."""
+        n = len(self.messages)
+        found: list[tuple[int, int, str]] = []
+        for key in summaries:
+            head = key.split("-", 2)
+            if len(head) != 3 or not head[0].isdigit() or not head[1].isdigit():
+                continue
+            start, end = int(head[0]), int(head[1])
+            if 0 <= start < end <= n and self.key(start, end) == key:
+                found.append((start, end, key))
+        found.sort()
+        out: list[tuple[int, int, str]] = []
+        for anchor in found:
+            if not out or anchor[0] >= out[-1][1]:
+                out.append(anchor)
+        return out
+
     def chunks(self) -> list[tuple[int, int]]:
-        """The transcript cut at user messages every SPAN_CHUNK_BYTES of original JSON.
+        """The transcript cut at a dialogue item each time `chunk_bytes` of original JSON passed.
 
         Counted from the start of the transcript, so a cut stays where it is as the transcript
-        grows and pruning reaches further: spans inside earlier chunks keep their keys.
+        grows (one long prompt included) and pruning reaches further: spans inside earlier chunks
+        keep their keys.
         """
         if self._chunks is None:
             out: list[tuple[int, int]] = []
             start, acc = 0, 0
             for i, raw in enumerate(self.raw):
-                if i > start and self.role[i] == _USER and acc >= SPAN_CHUNK_BYTES:
+                if i > start and self.role[i] != _TOOL and acc >= self.chunk_bytes:
                     out.append((start, i))
                     start, acc = i, 0
                 acc += len(raw)
             out.append((start, len(self.raw)))
             self._chunks = out
+            self._chunk_of = [c for c, (s, e) in enumerate(out) for _ in range(s, e)]
         return self._chunks
 
     def spans(self, alive: list[bool], with_removed: bool, keys: bool = True) -> list[PrunedSpan]:
-        """One span per chunk in which content was lost: tool calls or results taken out, or a
-        message dropped by the last rung (a message emptied by stripping reasoning is no loss
-        worth a marker). A span runs from its first to its last such message."""
-        cut, base = self.cut, self.base
-        out: list[PrunedSpan] = []
-        for s, e in self.chunks():
-            hit = [i for i in range(s, e) if cut[i] or (base[i] and not alive[i])]
-            if not hit:
+        """The spans in which content was lost: tool calls or results taken out, or a message
+        dropped by the last rung (a message emptied by stripping reasoning is no loss worth a
+        marker). Lost messages inside a summarised range (an anchor) make that range's span; the
+        others make one span per chunk and gap between anchors, from the first to the last."""
+        self.chunks()
+        cut, base, anchors, chunk_of = self.cut, self.base, self.anchors, self._chunk_of
+        groups: list[tuple[object, list[int]]] = []
+        a = 0
+        for i in range(len(cut)):
+            if not (cut[i] or (base[i] and not alive[i])):
                 continue
-            start, end = hit[0], hit[-1] + 1
+            while a < len(anchors) and anchors[a][1] <= i:
+                a += 1
+            label: object = ("a", a) if a < len(anchors) and anchors[a][0] <= i else ("c", chunk_of[i], a)
+            if groups and groups[-1][0] == label:
+                groups[-1][1].append(i)
+            else:
+                groups.append((label, [i]))
+        out: list[PrunedSpan] = []
+        for label, hit in groups:
+            if label[0] == "a":
+                start, end, key = anchors[label[1]]  # type: ignore[index]
+            else:
+                start, end = hit[0], hit[-1] + 1
+                key = self.key(start, end) if keys else ""
             removed: list[Any] = [self.messages[i] for i in hit] if with_removed else hit
-            out.append(PrunedSpan(self.key(start, end) if keys else "", start, end, removed))
+            size = sum(len(r) for r in self.raw[start:end]) if with_removed else 0
+            out.append(PrunedSpan(key, start, end, removed, size))
         return out
 
-    def marker_bytes(self, spans: list[PrunedSpan], summaries: Mapping[str, str]) -> int:
-        return sum(len(_encoder.encode(_user(_marker(len(s.removed), summaries.get(s.key))))) for s in spans)
-
-    def build(self, alive: list[bool], spans: list[PrunedSpan], summaries: Mapping[str, str]) -> list[Message]:
+    def places(self, alive: list[bool], spans: list[PrunedSpan]) -> dict[int, list[PrunedSpan]]:
+        """Where each span's marker goes: before the next surviving message, never between a tool
+        call and its results. Spans with nothing surviving between them share one marker message."""
         n = len(alive)
         at: dict[int, list[PrunedSpan]] = {}
+        pos = 0
         for span in spans:
-            # Where the span was: before the next surviving message, never between a tool call
-            # and its results.
-            pos = span.start
+            pos = max(pos, span.start)
             while pos < n and (not alive[pos] or self.role[pos] == _TOOL):
                 pos += 1
             at.setdefault(pos, []).append(span)
+        return at
+
+    def marker_bytes(self, alive: list[bool], spans: list[PrunedSpan], summaries: Mapping[str, str]) -> tuple[int, int]:
+        """(bytes, messages) of the markers for `spans`."""
+        at = self.places(alive, spans)
+        return sum(len(_encoder.encode(marker_message(group, summaries))) for group in at.values()), len(at)
+
+    def build(self, alive: list[bool], spans: list[PrunedSpan], summaries: Mapping[str, str]) -> list[Message]:
+        at = self.places(alive, spans)
         out: list[Message] = []
         for i, m in enumerate([*self.messages, None]):
-            for span in at.get(i, ()):
-                out.append(_user(marker_text(span, summaries.get(span.key))))
+            if i in at:
+                out.append(marker_message(at[i], summaries))
             if m is None or not alive[i]:
                 continue
             if isinstance(m, AssistantMessage):
@@ -369,20 +404,21 @@ def prune_for_wire(
     if total <= budget_tokens:
         return PrunedView(list(messages), False, [], 0, total)
 
-    work = _Work(messages)
+    work = _Work(messages, span_chunk_bytes(budget_tokens), summaries)
     fast = estimate is estimate_tokens
 
     def fits(alive: list[bool], size: int, count: int) -> bool:
-        spans = work.spans(alive, with_removed=False, keys=bool(summaries))
+        spans = work.spans(alive, with_removed=False, keys=False)  # a summary's key is an anchor's
         if fast:
-            bytes_ = 2 + size + work.marker_bytes(spans, summaries) + max(count + len(spans) - 1, 0)
+            marks, marked = work.marker_bytes(alive, spans, summaries)
+            bytes_ = 2 + size + marks + max(count + marked - 1, 0)
             return bytes_ // 4 <= budget_tokens
         return estimate(drop_orphaned_results(work.build(alive, spans, summaries))) <= budget_tokens
 
     def finish(alive: list[bool], steps: int) -> PrunedView:
         spans = work.spans(alive, with_removed=True)
         view = drop_orphaned_results(work.build(alive, spans, summaries))
-        return PrunedView(view, True, spans, steps, estimate(view))
+        return PrunedView(view, True, spans, steps, estimate(view), len(work.places(alive, spans)))
 
     n = len(messages)
     role = work.role

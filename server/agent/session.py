@@ -11,10 +11,11 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import uuid_utils
 
+from .context_level import context_level
 from ..model.transcript import Message, estimate_tokens
 from ..protocol import QueuedEvent, StatusPayload, TurnStatus
 
@@ -54,6 +55,12 @@ class SessionDeps:
     system_blocks: Callable[["AgentSession"], list[str]] = lambda s: []
     on_change: Callable[["AgentSession", bool], None] = lambda s, turn_ended: None
     record_prompt: Callable[[str], None] = lambda p: None
+    # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
+    before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
+
+
+async def _no_notices() -> list[str]:
+    return []
 
 
 def new_turn_id() -> str:
@@ -168,7 +175,7 @@ class AgentSession:
         threshold = max(1, settings.compactThreshold)
         tokens = estimate_tokens(self.messages)
         percent = round(tokens * 100 / threshold, 1)
-        level = "red" if percent >= 90 else "amber" if tokens * 3 >= threshold * 2 else "normal"
+        level = context_level(tokens, threshold)
         return StatusPayload(
             sessionId=self.id,
             contextTokens=tokens,

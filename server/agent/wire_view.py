@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from .prune import PrunedSpan, PrunedView, prune_for_wire
 from ..model.transcript import AssistantMessage, Message, estimate_tokens, strip_item_ids
+from .prune import PrunedSpan, PrunedView, prune_for_wire, span_chunk_bytes
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -29,12 +29,35 @@ def _sendable(messages: list[Message]) -> list[Message]:
     return [m for m in messages if not (isinstance(m, AssistantMessage) and not m.content)]
 
 
+def compacted_message(before: int, after: int, spans: int) -> str:
+    """The one `compacted` report of a turn (PROTOCOL.md's sentence when content was removed)."""
+    if spans == 0:
+        return f"context compacted: reasoning left out of the request, all {before} messages sent"
+    return f"context compacted: {before} messages pruned to {after} on the wire"
+
+
+@dataclass
+class Compacted:
+    before: int  # messages in the transcript
+    after: int  # of them sent (markers not counted)
+    message: str
+
+
+def summary_due(span: PrunedSpan, newest: bool, budget: int) -> bool:
+    """Summaries stay bounded: the newest span, which may still grow, is summarised only once it
+    holds half a chunk of original JSON; a span followed by another one is done growing (a later
+    loss makes a new span after it), so it is summarised now. So at most about two summaries per
+    chunk (half the budget in bytes, at most 240 KB) of pruned transcript, each exactly once."""
+    return not newest or span.size * 2 >= span_chunk_bytes(budget)
+
+
 @dataclass
 class WireView:
     view: list[Message] | None = None
     base: int = 0  # how much of the transcript `view` stands for
-    compacted: tuple[int, int] | None = None  # (before, after) the first time this turn pruned
-    _summary_round_done: bool = False
+    compacted: Compacted | None = None  # the first pruning of this turn
+    summary_requests: int = 0  # made this turn
+    _failed: set[str] = field(default_factory=set)  # span keys whose summary failed this turn
     _reported: bool = field(default=False)
 
     def reset(self) -> None:
@@ -42,7 +65,7 @@ class WireView:
         self.view = None
         self.base = 0
 
-    def take_compacted(self) -> tuple[int, int] | None:
+    def take_compacted(self) -> Compacted | None:
         """The one `compacted` report of this turn, once."""
         if self.compacted is None or self._reported:
             return None
@@ -60,12 +83,13 @@ class WireView:
             return _sendable(messages)
         summaries = session.span_summaries
         pruned = prune_for_wire(messages, budget, summaries)
-        if summarize is not None and not self._summary_round_done:
+        if summarize is not None:
             pruned = await self._summarize(pruned, messages, budget, summaries, summarize, session)
         self.view = _sendable(pruned.messages)
         self.base = len(messages)
         if pruned.pruned and self.compacted is None:
-            self.compacted = (len(messages), len(self.view))
+            sent = len(self.view) - pruned.markers
+            self.compacted = Compacted(len(messages), sent, compacted_message(len(messages), sent, len(pruned.spans)))
         return self.view
 
     async def _summarize(
@@ -77,21 +101,29 @@ class WireView:
         summarize: Summarize,
         session: "AgentSession",
     ) -> PrunedView:
-        """One summary round per turn: each new span summarised once, then pruned again."""
-        missing = [span for span in pruned.spans if span.key not in summaries]
+        """A summary round at every pruning: each due span without a summary gets one (a span is
+        summarised once, ever: its key is kept once summarised), then the transcript is pruned
+        again so the markers carry them. A failed summary is not retried this turn."""
+        spans = pruned.spans
+        missing = [
+            span for k, span in enumerate(spans)
+            if span.key not in summaries and span.key not in self._failed and summary_due(span, k == len(spans) - 1, budget)
+        ]
         if not missing:
             return pruned
-        self._summary_round_done = True
         made = False
         for span in missing:
+            self.summary_requests += 1
             try:
                 text = (await summarize(span)).strip()
             except Exception as exc:  # a failed summary leaves pruning as it would have been
                 log.warning("summary of pruned span %s failed: %s", span.key, exc)
-                continue
+                text = ""
             if text:
                 summaries[span.key] = text
                 made = True
+            else:
+                self._failed.add(span.key)
         if not made:
             return pruned
         session.changed()

@@ -1,9 +1,11 @@
-"""The terminal client's side of the wire: start `shiro-lsp`, speak LSP to it, fan notifications out.
+"""The terminal client's side of the wire: reach `shiro-lsp`, speak LSP to it, fan notifications out.
 
 Everything the terminal shows comes through here; there is no second path into the agent. The
-server is `sys.executable -m shiro_neko` over stdio, started in the user's directory, which is
-the one workspace folder. `workspace/applyEdit` and `workspace/configuration` are not advertised:
-the server writes files itself and takes its settings from `initializationOptions`.
+server is a warm one attached over the user's socket (client/launch.py) or `sys.executable -m
+shiro_neko` over stdio, either way started in the user's directory, which is the one workspace
+folder. The wire is client/jsonrpc.py (plain JSON, no pygls: see there why).
+`workspace/applyEdit` and `workspace/configuration` are not advertised: the server writes files
+itself and takes its settings from `initializationOptions`.
 """
 
 from __future__ import annotations
@@ -15,18 +17,15 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from .. import __version__
-from ..protocol import plain
-
-if TYPE_CHECKING:  # pygls and lsprotocol load in `start`, while the server process boots
-    from lsprotocol import types
-    from pygls.lsp.client import LanguageClient
+from ..trace import mark
+from .jsonrpc import METHOD_NOT_FOUND, ConnectionLost, JsonRpc, RpcError
+from .launch import LaunchError, ServerLink, launch
 
 log = logging.getLogger(__name__)
 
-METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -73,88 +72,93 @@ class Connection:
     listeners: Listeners = field(default_factory=Listeners)
     log_lines: list[str] = field(default_factory=list)  # window/logMessage, in order
     stderr_tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
-    client: LanguageClient | None = None
+    rpc: JsonRpc | None = None
+    link: ServerLink | None = None
+    _launching: asyncio.Task[ServerLink] | None = None
     _stderr_task: asyncio.Task[None] | None = None
     _watch_task: asyncio.Task[None] | None = None
     _closed: bool = False
 
     # -- lifecycle ------------------------------------------------------------------------
-    async def start(self) -> None:
-        # Start the server first and import pygls while it boots (the two imports overlap).
-        # Its own session: a Ctrl-C at the terminal is the client's to handle (abort), not the server's.
-        try:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "shiro_neko", cwd=str(self.cwd), env=dict(os.environ), start_new_session=True,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            )
-        except OSError as exc:
-            raise ServerGone(f"could not start the language server: {exc}") from None
-        assert process.stderr is not None
-        self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
-        self._watch_task = asyncio.create_task(self._watch(process))
-        from lsprotocol import types
-        from pygls.exceptions import JsonRpcException
-        from pygls.lsp.client import LanguageClient
+    def launch(self) -> None:
+        """Start reaching the server now (it boots while the caller reads settings); idempotent."""
+        if self._launching is None:
+            self._launching = asyncio.ensure_future(launch(self.cwd, dict(os.environ)))
 
-        client = self.client = _attach(LanguageClient("shiro", __version__), process)
-        self._register(client)
-        folder = types.WorkspaceFolder(uri=self.cwd.as_uri(), name=self.cwd.name or str(self.cwd))
-        params = types.InitializeParams(
-            process_id=os.getpid(),
-            client_info=types.ClientInfo(name="shiro", version=__version__),
-            capabilities=_capabilities(),
-            root_uri=folder.uri,
-            workspace_folders=[folder],
-            initialization_options=self.init_options or None,
-        )
+    async def start(self) -> None:
+        self.launch()
+        assert self._launching is not None
         try:
-            await asyncio.wait_for(client.initialize_async(params), START_TIMEOUT_S)
-        except (asyncio.TimeoutError, RuntimeError, JsonRpcException, OSError) as exc:
+            link = self.link = await self._launching
+        except LaunchError as exc:
+            raise ServerGone(f"could not start the language server: {exc}") from None
+        mark("client-spawned")
+        if link.stderr is not None:
+            self._stderr_task = asyncio.create_task(self._drain_stderr(link.stderr))
+        self.rpc = JsonRpc(link.reader, link.writer, self._on_notify, self._on_request)
+        self._watch_task = asyncio.create_task(self._watch(link))
+        folder = {"uri": self.cwd.as_uri(), "name": self.cwd.name or str(self.cwd)}
+        params = {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "shiro", "version": __version__},
+            "capabilities": _capabilities(),
+            "rootUri": folder["uri"],
+            "workspaceFolders": [folder],
+            "initializationOptions": self.init_options or None,
+        }
+        try:
+            await asyncio.wait_for(self.rpc.request("initialize", params), START_TIMEOUT_S)
+            self.rpc.notify("initialized", {})
+        except (asyncio.TimeoutError, RpcError, ConnectionLost, OSError) as exc:
             await self._kill()
             raise ServerGone(self._why("the language server did not start", exc)) from None
-        client.initialized(types.InitializedParams())
+        mark("client-initialized")
 
     async def close(self) -> list[str]:
-        """`shutdown` (the server saves and logs the goodbye lines), `exit`, wait. Returns the log lines."""
-        from pygls.exceptions import JsonRpcException
-
-        if self._closed or self.client is None:
+        """`shutdown` (the server saves, logs the goodbye lines, then answers), `exit`. Returns the
+        log lines. The server's own exit is not waited for: once `shutdown` is answered everything
+        is on disk, and the process ends by itself (this keeps `shiro -p` from waiting on it)."""
+        if self._closed or self.rpc is None:
             return self.log_lines
         self._closed = True
-        client = self.client
+        mark("client-close")
+        rpc = self.rpc
         try:
-            if not client.stopped:
-                await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
-                client.exit(None)
-                await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)
-        except (asyncio.TimeoutError, RuntimeError, JsonRpcException, OSError, BrokenPipeError) as exc:
+            if rpc.lost is None:
+                await asyncio.wait_for(rpc.request("shutdown"), STOP_TIMEOUT_S)
+                mark("client-shutdown-answered")
+                rpc.notify("exit")
+                if self.link is not None:
+                    self.link.close_input()
+                    if not self.link.warm:  # this run paid the cold start: the next one need not
+                        from .warm_client import start_warm_later
+
+                        start_warm_later(dict(os.environ))
+        except (asyncio.TimeoutError, RpcError, ConnectionLost, OSError) as exc:
             log.debug("shutdown: %s", exc)
             await self._kill()
-        if self._stderr_task is not None:
-            try:
-                await asyncio.wait_for(self._stderr_task, 2)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                pass
+            if self._stderr_task is not None:  # its last words say what happened
+                try:
+                    await asyncio.wait_for(self._stderr_task, 2)
+                except (asyncio.TimeoutError, asyncio.CancelledError):
+                    pass
+        mark("client-closed")
         return self.log_lines
 
     async def _kill(self) -> None:
-        server = self.client._server if self.client else None
-        if server is not None and server.returncode is None:
-            server.kill()
+        if self.link is not None and self.link.returncode is None:
+            self.link.kill()
             try:
-                await asyncio.wait_for(server.wait(), 5)
+                await asyncio.wait_for(self.link.wait(), 5)
             except asyncio.TimeoutError:
                 pass
-        if self.client is not None:
-            self.client._stop_event.set()
 
     @property
     def alive(self) -> bool:
-        server = self.client._server if self.client else None
-        return server is not None and server.returncode is None and not self._closed
+        return self.link is not None and self.link.returncode is None and not self._closed
 
-    async def _watch(self, process: asyncio.subprocess.Process) -> None:
-        code = await process.wait()
+    async def _watch(self, link: ServerLink) -> None:
+        code = await link.wait()
         if not self._closed:
             if self._stderr_task is not None:  # let its last words arrive
                 await asyncio.wait([self._stderr_task], timeout=1)
@@ -178,52 +182,39 @@ class Connection:
         return f"{what}{detail}" + (f"\n{tail}" if tail else "")
 
     # -- notifications and server requests ------------------------------------------------
-    def _register(self, client: LanguageClient) -> None:
-        from lsprotocol import types
+    def _on_notify(self, method: str, params: Any) -> None:
+        params = params if isinstance(params, dict) else {}
+        if method == "shiro/event":
+            self.listeners.event(params)
+        elif method == "shiro/todos":
+            self.listeners.todos(params)
+        elif method == "shiro/status":
+            self.listeners.status(params)
+        elif method == "window/logMessage":
+            self.log_lines.append(str(params.get("message", "")))
+        elif method == "window/showMessage":
+            self.listeners.message(int(params.get("type", 3)), str(params.get("message", "")))
 
-        @client.feature("shiro/event")
-        def on_event(params: Any) -> None:
-            self.listeners.event(plain(params))
-
-        @client.feature("shiro/todos")
-        def on_todos(params: Any) -> None:
-            self.listeners.todos(plain(params))
-
-        @client.feature("shiro/status")
-        def on_status(params: Any) -> None:
-            self.listeners.status(plain(params))
-
-        @client.feature(types.WINDOW_LOG_MESSAGE)
-        def on_log(params: types.LogMessageParams) -> None:
-            self.log_lines.append(params.message)
-
-        @client.feature(types.WINDOW_SHOW_MESSAGE)
-        def on_show(params: types.ShowMessageParams) -> None:
-            self.listeners.message(int(params.type), params.message)
-
-        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        async def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-            titles = [a.title for a in params.actions or []]
+    async def _on_request(self, method: str, params: Any) -> Any:
+        if method == "window/showMessageRequest":
+            params = params if isinstance(params, dict) else {}
+            titles = [str(a.get("title", "")) for a in params.get("actions") or [] if isinstance(a, dict)]
             approve = self.listeners.approve
-            answer = await approve(params.message, titles) if approve is not None else None
-            return types.MessageActionItem(title=answer) if answer else None
+            answer = await approve(str(params.get("message", "")), titles) if approve is not None else None
+            return {"title": answer} if answer else None
+        raise RpcError(METHOD_NOT_FOUND, f"shiro does not serve {method}")
 
     # -- commands -------------------------------------------------------------------------
     async def command(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        from lsprotocol import types
-        from pygls.exceptions import JsonRpcException
-
-        if self.client is None or self.client.stopped:
+        if self.rpc is None or self.rpc.lost is not None:
             raise ServerGone(self._why("the language server is not running"))
-        params = types.ExecuteCommandParams(command=name, arguments=[args or {}])
         try:
-            result = await self.client.workspace_execute_command_async(params)
-        except JsonRpcException as exc:
-            raise CommandError(name, _message(exc), getattr(exc, "code", None)) from None
-        except RuntimeError as exc:  # pygls: the server process exited
+            result = await self.rpc.request("workspace/executeCommand", {"command": name, "arguments": [args or {}]})
+        except RpcError as exc:
+            raise CommandError(name, exc.message, exc.code) from None
+        except ConnectionLost as exc:
             raise ServerGone(self._why("the language server stopped", exc)) from None
-        out = plain(result)
-        return out if isinstance(out, dict) else {}
+        return result if isinstance(result, dict) else {}
 
     async def chat(self, prompt: str, attachments: list[str] | None = None) -> dict[str, Any]:
         """Resolves when this prompt's turn ends (a prompt sent during a turn is queued)."""
@@ -266,42 +257,18 @@ class Connection:
         return list((await self.command("shiro.history", {})).get("prompts", []))
 
 
-def _attach(client: LanguageClient, process: asyncio.subprocess.Process) -> LanguageClient:
-    """pygls 2.1.1's `start_io`, for a process already started (same private fields it sets)."""
-    from pygls.io_ import run_async
-
-    assert process.stdin is not None and process.stdout is not None
-    client.protocol.set_writer(process.stdin)
-    client._server = process
-    reader = asyncio.create_task(run_async(
-        stop_event=client._stop_event, reader=process.stdout, protocol=client.protocol, logger=log,
-        error_handler=client.report_server_error,
-    ))
-    client._async_tasks.extend([reader, asyncio.create_task(client._server_exit())])
-    return client
-
-
-def _message(exc: Exception) -> str:
-    message = getattr(exc, "message", None) or str(exc)
-    return str(message)
-
-
-def _capabilities() -> types.ClientCapabilities:
-    from lsprotocol import types
-
-    return types.ClientCapabilities(
-        workspace=types.WorkspaceClientCapabilities(
-            apply_edit=False,  # the server writes files itself
-            workspace_folders=True,
-            configuration=False,  # settings travel as initializationOptions
-        ),
-        window=types.WindowClientCapabilities(
-            work_done_progress=False,
-            show_message=types.ShowMessageRequestClientCapabilities(
-                message_action_item=types.ClientShowMessageActionItemOptions(additional_properties_support=False)
-            ),
-        ),
-    )
+def _capabilities() -> dict[str, Any]:
+    return {
+        "workspace": {
+            "applyEdit": False,  # the server writes files itself
+            "workspaceFolders": True,
+            "configuration": False,  # settings travel as initializationOptions
+        },
+        "window": {
+            "workDoneProgress": False,
+            "showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}},
+        },
+    }
 
 
 def init_options(

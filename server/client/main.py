@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..trace import mark, mark_peak_rss
 from . import render
 from .connection import CommandError, Connection, ServerGone, init_options
 
@@ -68,6 +69,9 @@ def _err(message: str) -> None:
 async def _connect(args: argparse.Namespace, cwd: Path) -> Connection:
     from ..user_settings import load_user_settings, merge
 
+    conn = Connection(cwd)
+    conn.launch()  # the server starts (or a warm one is reached) while the settings file is read
+    await asyncio.sleep(0)  # let the launch run up to its first wait: the process exists by then
     loaded = load_user_settings(cwd)
     for problem in loaded.problems:
         _err(f"shiro: settings file {problem}")
@@ -75,7 +79,7 @@ async def _connect(args: argparse.Namespace, cwd: Path) -> Connection:
         agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals,
         base_url=args.base_url, wire_api=args.wire_api,
     )
-    conn = Connection(cwd, merge(loaded.settings, flags))
+    conn.init_options = merge(loaded.settings, flags)
     await conn.start()
     return conn
 
@@ -137,8 +141,9 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    mark("client-main")
     args = parse_args(argv)
-    logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # pygls must not print
+    logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # the terminal is the UI's
     cwd = Path.cwd().resolve()
     try:
         if args.command == "sessions":
@@ -159,7 +164,15 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
     except KeyboardInterrupt:
         code = 130
-    sys.exit(code)
+    except BrokenPipeError:
+        # The reader went away (`shiro sessions | head`): end quietly, as a tool killed by SIGPIPE
+        # would (128 + 13); fast_exit's flush of the dead pipe is ignored.
+        code = 141
+    mark_peak_rss("client")
+    mark("client-exit")
+    from .launch import fast_exit
+
+    fast_exit(code)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from ..protocol import SECTION, plain
 from ..service import ShiroService
 from .bridge import LspSink, LspToolHost
 from .pygls_overrides import ShiroProtocol
+from ..trace import mark
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,9 @@ class ShiroServer(LanguageServer):
     def host_for(self, root: Path) -> LspToolHost:
         return LspToolHost(root, self)
 
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        return await self.sink.ask(message, actions)
+
     def cancel_request(self, msg_id: Any) -> None:
         target = self.chat_requests.pop(msg_id, None)
         if target is not None:
@@ -87,6 +91,7 @@ def create_server() -> ShiroServer:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:
+        mark("server-initialize")
         ls.service.workspaces.set_folders(_folder_roots(params))
         if params.initialization_options is not None:
             ls.service.update_settings(params.initialization_options)
@@ -121,6 +126,7 @@ def create_server() -> ShiroServer:
     async def on_shutdown(ls: ShiroServer, params: None) -> None:
         # pygls cancels pending command futures itself and trips over its own dict; end the turns
         # first so nothing is pending by then.
+        mark("server-shutdown")
         ls.shut_down = True
         await ls.service.stop()
         for _ in range(3):

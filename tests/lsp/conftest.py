@@ -28,6 +28,7 @@ HANG = "<never answer>"
 def server_env(home: Path, base_url: str | None, api_key: str | None = "sk-test-not-a-real-key", **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
     env["SHIRO_NEKO_HOME"] = str(home)
+    env["SHIRO_WARM"] = "0"  # `shiro` spawns its own server: no warm one left behind (tests/clients/test_warm.py tests it)
     # The user settings file (terminal and ACP clients) of this test, not of the machine's user.
     env["SHIRO_NEKO_CONFIG"] = str(home.parent / "user-settings.json")
     if base_url:

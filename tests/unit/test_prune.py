@@ -9,7 +9,6 @@ from shiro_neko.agent import prune as prune_mod
 from shiro_neko.agent.prune import (
     LADDER_STEPS,
     PrunedSpan,
-    detach_orphaned_items,
     drop_orphaned_results,
     marker_text,
     prune_for_wire,
@@ -138,43 +137,20 @@ def test_a_reasoning_only_response_disappears_without_a_marker() -> None:
 # ------------------------------------------------------------------------------------- repairs
 
 
-def test_detach_orphaned_items_sends_a_response_inline_when_its_reasoning_went() -> None:
-    before = [
-        user("q"),
-        AssistantMessage(content=[ReasoningPart(text="r", item_id="rs_1"), TextPart(text="a", item_id="msg_1"),
-                                  call("c1", item_id="fc_1")]),
-        results(("c1", "out")),
-        AssistantMessage(content=[TextPart(text="b", item_id="msg_2")]),  # no reasoning: stays a reference
-    ]
-    stripped = [m if not isinstance(m, AssistantMessage) else
-                AssistantMessage(content=[p for p in m.content if not isinstance(p, ReasoningPart)]) for m in before]
-    snapshot = encode_messages(stripped)
-    out = detach_orphaned_items(stripped, before)
-    assert encode_messages(stripped) == snapshot
-    assert out[1] == AssistantMessage(content=[TextPart(text="a"), call("c1")])
-    assert out[3] is stripped[3]
-    assert out[0] is stripped[0] and out[2] is stripped[2]
-    # Without `before`, a message whose reasoning lost its id is detached as well.
-    lost_id = AssistantMessage(content=[ReasoningPart(text="r", encrypted_content="e"), TextPart(text="a", item_id="msg_1")])
-    assert detach_orphaned_items([lost_id]) == [
-        AssistantMessage(content=[ReasoningPart(text="r", encrypted_content="e"), TextPart(text="a")])
-    ]
-    assert detach_orphaned_items(stripped) == stripped  # nothing tells it what went
-    with pytest.raises(ValueError):
-        detach_orphaned_items(stripped, before[:2])
-
-
-def test_detached_response_passes_where_the_reference_would_be_rejected() -> None:
+def test_a_pruned_view_sends_a_response_inline_where_the_reference_would_be_rejected() -> None:
+    """The repair for "message without its reasoning item": every pruned view goes inline."""
     fake = FakeProvider()
     fake._store_output("resp_1", [{"id": "rs_1", "type": "reasoning", "summary": []},
                                   {"id": "msg_1", "type": "message", "role": "assistant", "content": []}], True)
-    before = [user("q"), AssistantMessage(content=[ReasoningPart(text="r", item_id="rs_1"),
-                                                   TextPart(text="a", item_id="msg_1")]), user("next")]
-    stripped = [before[0], AssistantMessage(content=[TextPart(text="a", item_id="msg_1")]), before[2]]
+    messages = [user("q"), AssistantMessage(content=[ReasoningPart(text="r" * 2000, item_id="rs_1"),
+                                                     TextPart(text="a", item_id="msg_1")]), user("next")]
     body = lambda ms: wire_responses.request_body(ProviderRequest("m", "", ms), store=True)  # noqa: E731
+    kept_id = [messages[0], AssistantMessage(content=[TextPart(text="a", item_id="msg_1")]), messages[2]]
     with pytest.raises(Exception, match="without its required 'reasoning' item"):
-        fake._validate_responses(body(stripped))
-    fake._validate_responses(body(detach_orphaned_items(stripped, before)))
+        fake._validate_responses(body(kept_id))  # what stripping reasoning alone would send
+    view = prune_for_wire(messages, 100)
+    assert view.steps == 1 and view.messages[1] == AssistantMessage(content=[TextPart(text="a")])
+    fake._validate_responses(body(view.messages))
 
 
 def test_drop_orphaned_results_keeps_pending_calls() -> None:
@@ -259,20 +235,38 @@ def test_marker_without_summary_then_with_it_where_the_span_was() -> None:
     messages = long_task(3, 40)
     budget = estimate_tokens(messages) // 2
     view = prune_for_wire(messages, budget)
-    assert len(view.spans) == 1
-    span = view.spans[0]
-    assert span.start == 1 and span.removed and all(messages[i] in span.removed for i in (1, 2))
+    assert len(view.spans) >= 2  # cut by size (half the budget), inside one prompt's steps too
+    first = view.spans[0]
+    assert first.start == 1 and first.removed and all(messages[i] in first.removed for i in (1, 2))
+    assert all(a.end <= b.start for a, b in zip(view.spans, view.spans[1:]))
     marks = markers(view.messages)
-    assert len(marks) == 1 and "No summary" in marks[0] and f"{len(span.removed)} earlier messages" in marks[0]
+    assert "".join(marks).count("No summary") == len(view.spans)
     assert view.messages[0] == messages[0] and "history was pruned" in view.messages[1].content[0].text
-    assert marks[0] == marker_text(span, None)
+    assert marker_text(first, None) in marks[0]
 
-    again = prune_for_wire(messages, budget, {span.key: "- goal: tasks 0-2\n- read f0.py..f40.py"})
-    assert [s.key for s in again.spans] == [span.key]  # the same span, the same key
-    mark = markers(again.messages)[0]
-    assert "Summary of the pruned part:\n- goal: tasks 0-2\n- read f0.py..f40.py" in mark
-    assert mark == marker_text(span, "- goal: tasks 0-2\n- read f0.py..f40.py")
+    summaries = {s.key: f"- goal: tasks, part {s.start}\n- read f{s.start}.py" for s in view.spans}
+    again = prune_for_wire(messages, budget, summaries)
+    assert [s.key for s in again.spans] == [s.key for s in view.spans]  # the same spans, the same keys
+    text = "\n".join(markers(again.messages))
+    assert "No summary" not in text
+    for span in view.spans:
+        assert marker_text(span, summaries[span.key]) in text
     assert again.tokens <= budget
+
+
+def test_a_summarised_span_keeps_its_key_as_pruning_extends_past_it() -> None:
+    messages = [user("one long task")]
+    for k in range(120):
+        messages += step(k, output="x" * 600, text=f"looking at f{k}.py")
+    budget = 6_000
+    short = prune_for_wire(messages[:121], budget)
+    summaries = {s.key: f"summary {s.start}" for s in short.spans}
+    longer = prune_for_wire(messages, budget, summaries)
+    keys = [s.key for s in longer.spans]
+    assert set(summaries) <= set(keys) and len(keys) > len(summaries)  # old ones kept, new ones after
+    text = "\n".join(markers(longer.messages))
+    assert all(f"summary {s.start}" in text for s in short.spans)
+    assert text.count("No summary") == len(keys) - len(summaries)
 
 
 def test_markers_never_split_a_call_from_its_results() -> None:

@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Literal
 import msgspec
 
 from . import wire_chat, wire_responses
+from ...trace import mark
 from .base import Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,26 @@ def translate_error(exc: Exception) -> ProviderError:
     return ProviderError(f"{type(exc).__name__}: {exc}")
 
 
+_SSL_CONTEXTS: dict[tuple[str | None, str | None], Any] = {}
+
+
+def _http_client() -> Any:
+    """The SDK's default HTTP client, with one TLS context per process (per SSL_CERT_FILE /
+    SSL_CERT_DIR, which decide it) instead of one per client: building it reads the CA bundle,
+    ~20-100 ms, which each new session's first request paid, and a warm server's children inherit."""
+    try:
+        import httpx2
+        from openai import DefaultAsyncHttpx2Client
+    except ImportError:  # an SDK without httpx2 (openai < 3): its own default client
+        return None
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _SSL_CONTEXTS.get(key)
+    if context is None:
+        context = _SSL_CONTEXTS[key] = httpx2.create_ssl_context()
+    return DefaultAsyncHttpx2Client(verify=context)
+
+
 class OpenAIProvider:
     """One endpoint, one client. `wire_api: auto` settles on a wire the first time it is asked."""
 
@@ -105,9 +126,12 @@ class OpenAIProvider:
                 if not self.config.base_url:
                     raise ProviderError(MISSING_KEY_MESSAGE)
                 key = NO_KEY_PLACEHOLDER  # local servers need no key, but the SDK insists on one
+            mark("openai-import")
             from openai import AsyncOpenAI
 
-            self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=600)
+            self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=600,
+                                       http_client=_http_client())
+            mark("openai-client")
         return self._client
 
     async def _open(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -181,3 +205,11 @@ class OpenAIProvider:
                 delay = min(delay, 30.0) + random.uniform(0, 0.1)
                 yield Notice(f"{err.message}; retrying in {delay:.1f} s ({attempt}/{MAX_RETRIES})")
                 await asyncio.sleep(delay)
+
+
+def preload_sdk() -> None:
+    """Import what a first turn would import lazily (the warm server's fork point); only this
+    adapter imports openai."""
+    provider = OpenAIProvider(EndpointConfig(model="warm-up", base_url="http://127.0.0.1:9/v1"))
+    provider._get_client()  # builds the client class; opens no connection
+    from openai import AsyncStream  # noqa: F401

@@ -1,0 +1,164 @@
+"""Cold `shiro -p`: the two-turn exchange of issue 15, with a breakdown.
+
+The fake provider (bench/common/fake_child.py, a child process) is scripted per run with a
+`run_command` call (`true`), then a text answer. `shiro -p ... --approvals auto` runs in a fresh
+workspace and SHIRO_NEKO_HOME (nothing warm to attach to: `SHIRO_WARM=0` where the warm server
+exists), with SHIRO_TRACE set so client, server and fake write CLOCK_MONOTONIC marks to one file
+(shiro_neko.trace). Per run:
+
+- wall_ms: spawn of `shiro` -> its exit (the bench's waitpid);
+- client_start_ms: spawn -> the client's `main()` (interpreter and client imports);
+- to_initialize_ms: spawn -> the server answered `initialize` (client-initialized mark);
+- to_first_request_ms: spawn -> the fake read the first request line;
+- last_response_to_exit_ms: the fake wrote the last response's end -> `shiro` exited;
+- peak_rss_mb: the client's peak RSS plus the server's (VmHWM of each: an upper bound of the two
+  together), and cpu_s: user+system CPU of the client and everything it waited for.
+
+One warm-up run, then --runs runs (median, min, max). The physical limits measured in the same
+run: `python -c pass` and the server's own imports (`import shiro_neko.lsp` + `import openai`).
+
+Run: python bench/oneshot.py [--runs 5] [--quick]   Writes bench/results/oneshot.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common.fake_child import FakeChild  # noqa: E402
+from common.stats import environment, summary  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "oneshot.json"
+SCRIPT = [{"calls": [["run_command", {"command": "true"}]]}, {"text": "Done: the command ran.", "chunks": 3}]
+
+
+def shiro_argv(python: str) -> list[str]:
+    script = Path(python).with_name("shiro")
+    return [str(script)] if script.exists() else [python, "-c", "from shiro_neko.client.main import main; main()"]
+
+
+def base_env(home: Path, base_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_", "PYTHONPROFILE"))}
+    env.update(SHIRO_NEKO_HOME=str(home), OPENAI_BASE_URL=base_url, OPENAI_API_KEY="sk-bench-not-a-key")
+    return env
+
+
+def read_marks(path: Path) -> list[tuple[int, int, str]]:
+    out = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            ns, pid, name = line.split(" ", 2)
+            out.append((int(ns), int(pid), name))
+    return out
+
+
+def first(marks: list[tuple[int, int, str]], name: str, last: bool = False) -> int | None:
+    found = [ns for ns, _, n in marks if n == name]
+    return (found[-1] if last else found[0]) if found else None
+
+
+def run_once(python: str, fake: FakeChild, extra_env: dict[str, str] | None = None,
+             wait_server: bool = True) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="shiro-bench-oneshot-") as tmp:
+        home, ws, trace = Path(tmp, "home"), Path(tmp, "ws"), Path(tmp, "trace")
+        ws.mkdir()
+        (ws / "hello.py").write_text("print('hello')\n")
+        env = base_env(home, fake.base_url)
+        env["SHIRO_TRACE"] = str(trace)
+        env.update(extra_env or {})
+        fake.script(*SCRIPT)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic_ns()
+        proc = subprocess.run([*shiro_argv(python), "--approvals", "auto", "-p", "run true, then say done"],
+                              cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        t_exit = time.monotonic_ns()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0 or "Done" not in proc.stdout:
+            raise SystemExit(f"shiro -p failed ({proc.returncode}): {proc.stdout[-500:]} {proc.stderr[-2000:]}")
+        deadline = time.monotonic() + 30
+        while wait_server and first(read_marks(trace), "server-exit") is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        marks = read_marks(trace)
+        reqs = fake.requests()
+
+    def at(name: str, last: bool = False) -> float | None:
+        ns = first(marks, name, last)
+        return None if ns is None else (ns - t0) / 1e6
+
+    rss = [int(n.split("=")[1]) for _, _, n in marks if "-peak-rss-kb=" in n]
+    last_end = (reqs[-1]["end_ns"] - t0) / 1e6 if reqs else None
+    wall = (t_exit - t0) / 1e6
+    return {
+        "wall_ms": wall,
+        "client_start_ms": at("client-main"),
+        "server_main_ms": at("server-main"),
+        "server_imported_ms": at("server-imported"),
+        "to_initialize_ms": at("client-initialized"),
+        "openai_import_ms": at("openai-import"),
+        "openai_client_ms": at("openai-client"),
+        "to_first_request_ms": (reqs[0]["first_byte_ns"] - t0) / 1e6 if reqs else None,
+        "last_response_end_ms": last_end,
+        "client_close_ms": at("client-close"),
+        "client_closed_ms": at("client-closed"),
+        "client_exit_mark_ms": at("client-exit"),
+        "server_exit_ms": at("server-exit"),
+        "last_response_to_exit_ms": None if last_end is None else wall - last_end,
+        "peak_rss_mb": sum(rss) / 1024 if rss else None,
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "requests": len(reqs),
+        "marks": [(round((ns - t0) / 1e6, 1), pid, name) for ns, pid, name in marks],
+    }
+
+
+def timed(argv: list[str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(argv, check=True)
+    return (time.perf_counter() - t) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="5 runs")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--show", action="store_true", help="print every run's marks")
+    args = parser.parse_args()
+    runs = 5 if args.quick else max(5, args.runs)
+    with FakeChild() as fake:
+        run_once(args.python, fake)  # warm-up: page cache, .pyc files
+        samples = [run_once(args.python, fake) for _ in range(runs)]
+    if args.show:
+        for s in samples:
+            print(json.dumps(s["marks"]))
+    keys = ["wall_ms", "client_start_ms", "server_main_ms", "server_imported_ms", "to_initialize_ms", "openai_import_ms",
+            "openai_client_ms", "to_first_request_ms", "last_response_end_ms", "client_closed_ms", "last_response_to_exit_ms",
+            "server_exit_ms", "peak_rss_mb", "cpu_s"]
+    cold = {k: summary([s[k] for s in samples if s[k] is not None], unit="") for k in keys}
+    floors = {
+        "python_-c_pass_ms": summary([timed([args.python, "-c", "pass"]) for _ in range(runs)], unit=""),
+        "import_server_and_openai_ms": summary(
+            [timed([args.python, "-c", "import shiro_neko.lsp, openai"]) for _ in range(runs)], unit=""),
+    }
+    result = {"cold_oneshot": cold, "floors": floors, "environment": environment()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    for k in keys:
+        print(f"{k:<28} {cold[k].get('median_', '-')!s:>9}  (min {cold[k].get('min_')}, max {cold[k].get('max_')})")
+    for k, v in floors.items():
+        print(f"{k:<28} {v['median_']:>9}")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

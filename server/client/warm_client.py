@@ -1,0 +1,128 @@
+"""The client's half of the warm server (server/warm.py): attach when one is up, start one for
+next time when none was.
+
+Attaching: connect to the socket in the user's private runtime directory (refused unless that
+directory is this user's alone), check that the peer runs as this user (SO_PEERCRED), hand over
+the server ends of three fresh pipes with our directory, environment and umask, and read back
+the pid of the forked server. Any failure on the way means "no warm server": the caller spawns
+one as before, so the warm server can only make a start faster, never break it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+from .. import warm_socket
+from .launch import ServerLink
+
+HANDSHAKE_TIMEOUT_S = 5.0
+
+
+async def attach(cwd: Path, env: dict[str, str]) -> ServerLink | None:
+    if not warm_socket.enabled(env):
+        return None
+    try:
+        path = warm_socket.socket_path(env)
+    except warm_socket.UnsafeDirectory:
+        return None
+    if not path.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours: list[int] = []
+    theirs: list[int] = []
+    try:
+        sock.settimeout(HANDSHAKE_TIMEOUT_S)
+        sock.connect(str(path))
+        if warm_socket.peer_uid(sock) != os.getuid():
+            raise OSError("the warm server runs as another user")
+        pipes = [os.pipe2(os.O_CLOEXEC) for _ in range(3)]  # (read end, write end) each
+        theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]  # the server's stdin, stdout, stderr
+        ours = [pipes[0][1], pipes[1][0], pipes[2][0]]
+        umask = os.umask(0)
+        os.umask(umask)
+        body = json.dumps({"v": warm_socket.PROTOCOL_VERSION, "cwd": str(cwd), "env": env, "umask": umask}).encode()
+        socket.send_fds(sock, [struct.pack("!I", len(body)) + body], theirs)
+        for fd in theirs:
+            os.close(fd)
+        theirs = []
+        line = b""
+        while not line.endswith(b"\n"):
+            more = sock.recv(256)
+            if not more:
+                raise OSError("the warm server closed the connection")
+            line += more
+        pid = int(json.loads(line)["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        for fd in ours + theirs:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        sock.close()
+        return None
+    return await _link(sock, pid, ours[0], ours[1], ours[2])
+
+
+async def _link(sock: socket.socket, pid: int, stdin_w: int, stdout_r: int, stderr_r: int) -> ServerLink:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(stdout_r, "rb", 0))
+    err = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(err), os.fdopen(stderr_r, "rb", 0))
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(stdin_w, "wb", 0))
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    sock.setblocking(False)
+    status: list[int] = []
+
+    async def watch() -> int:
+        # The child keeps this connection until it ends and writes its exit status there last.
+        data = b""
+        try:
+            while True:
+                more = await loop.sock_recv(sock, 256)
+                if not more:
+                    break
+                data += more
+        except OSError:
+            pass
+        sock.close()
+        code = -9
+        for line in data.splitlines():
+            try:
+                code = int(json.loads(line).get("exit", code))
+            except (ValueError, AttributeError):
+                pass
+        status.append(code)
+        return code
+
+    watcher = asyncio.ensure_future(watch())
+
+    def kill() -> None:
+        if not status:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+
+    return ServerLink(reader, writer, err, pid, lambda: asyncio.shield(watcher), kill,
+                      lambda: status[0] if status else None, warm=True)
+
+
+def start_warm_later(env: dict[str, str]) -> None:
+    """Start a warm server for the next run, detached (it lives on its own after we exit)."""
+    if not warm_socket.enabled(env):
+        return
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "shiro_neko.warm"], cwd="/", env=env, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+        )
+    except OSError:
+        pass
