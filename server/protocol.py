@@ -80,6 +80,9 @@ class ResumeArgs(Args):
     id: str | None = None
     latest: bool = False
     workspace: str | None = None
+    # A session recorded in another directory is refused unless that folder is open here; with
+    # fork it continues as a copy recorded in this workspace (the original's cwd is never rewritten).
+    fork: bool = False
 
 
 class RememberArgs(Args):
@@ -139,6 +142,7 @@ class ResumeResult(msgspec.Struct, omit_defaults=True):
     messages: list[Message]
     todos: list[Todo]
     forkedFrom: str | None = None  # another server writes the original: this is a copy
+    workspace: str | None = None  # the folder URI it runs in (the one its record names)
 
 
 class SaveResult(msgspec.Struct, omit_defaults=True):
@@ -211,6 +215,35 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+    # The part of inputTokens/outputTokens/costUsd spent by side requests (span summaries, /compact, /memory).
+    sideInputTokens: int = 0
+    sideOutputTokens: int = 0
+    sideCostUsd: float | None = None
+
+
+class StmCurrent(msgspec.Struct):
+    kind: Literal["summary", "categories"]
+    text: str
+    updatedAt: str  # ISO 8601 UTC
+
+
+class StmOther(msgspec.Struct):
+    sessionId: str
+    title: str
+    workspace: str  # folder URI
+    text: str
+    updatedAt: str
+
+
+class StmResult(msgspec.Struct, omit_defaults=True):
+    """`shiro.stm`: what the next turn of that session would be told."""
+
+    others: list[StmOther]
+    current: StmCurrent | None = None
+
+
+class StmClearResult(msgspec.Struct):
+    cleared: bool
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
@@ -350,6 +383,8 @@ RECALL = _command("shiro.recall", RecallArgs, RecallResult)
 FORGET = _command("shiro.forget", ForgetArgs, ForgetResult)
 HISTORY = _command("shiro.history", WorkspaceArgs, HistoryResult)
 STATUS = _command("shiro.status", SessionArgs, StatusPayload)
+STM = _command("shiro.stm", SessionArgs, StmResult)
+STM_CLEAR = _command("shiro.stmClear", SessionArgs, StmClearResult)
 MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 
 # Notifications (server -> client)

@@ -26,8 +26,8 @@ class EventSink(Protocol):
     def status(self, payload: StatusPayload) -> None:
         """One `shiro/status`."""
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
-        """Ask the user; a dismissed dialog is a deny."""
+    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
+        """Ask the user; a dismissed dialog is a deny. `tool_call_id` names the call (ACP shows it)."""
 
 
 class ListSink:
@@ -50,6 +50,6 @@ class ListSink:
     def status(self, payload: StatusPayload) -> None:
         self.statuses.append(msgspec.to_builtins(payload))
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
         self.asked.append((tool_name, summary))
         return self.answers.pop(0) if self.answers else "allow"

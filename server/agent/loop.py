@@ -35,6 +35,7 @@ from .provider.base import (
     ToolSpec,
 )
 from .session import AgentSession, TurnOutcome
+from .short_term_memory import apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
 from ..model.transcript import (
     AssistantMessage,
@@ -45,6 +46,7 @@ from ..model.transcript import (
     pending_calls,
     strip_item_ids,
 )
+from .usage import count_usage, side_counter
 from .wire_view import WireView
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,8 @@ class TurnState:
     text: str = ""
     recovered_missing_item: bool = False
     view: WireView = field(default_factory=WireView)
+    prompt: str | None = None
+    prompt_message: UserMessage | None = None  # where short-term memory depths are counted from
 
     def emit(self, event: Event) -> None:
         self.session.deps.sink.event(event)
@@ -78,7 +82,8 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         if not session.messages and not session.title:
             session.title = prompt
         parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
-        session.messages.append(UserMessage(content=parts))
+        state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
+        session.messages.append(state.prompt_message)
         session.changed()
     state.emit(TurnStartEvent(sessionId=session.id, turnId=turn_id))
     agent = session.deps.settings().agent
@@ -94,6 +99,10 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     except Exception as exc:
         log.exception("turn %s failed", turn_id)
         outcome = TurnOutcome("error", text=state.text, error=f"internal error: {exc}")
+    try:
+        await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
+    except asyncio.CancelledError:
+        pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
     state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text, error=outcome.error or None))
     session.changed(turn_ended=True)
     return outcome
@@ -117,7 +126,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         if steps >= settings.maxSteps:
             message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
             state.notice(message)
-            return TurnOutcome("completed", text=state.text)
+            return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
         message = await _provider_step(state)
         if not any(isinstance(p, ToolCallPart) for p in message.content):
@@ -134,13 +143,17 @@ async def _request(state: TurnState) -> ProviderRequest:
     async def summarize(span: PrunedSpan) -> str:
         instructions_, text = summary_request(span)
         provider = session.deps.provider(settings)
-        return await ask_model(provider, settings.effective_model, instructions_, text)
+        return await ask_model(provider, settings.effective_model, instructions_, text, side_counter(session, settings.effective_model))
 
     messages = await state.view.for_wire(session, settings, summarize)
     compacted = state.view.take_compacted()
     if compacted is not None:
         state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
-    return ProviderRequest(settings.effective_model, instructions, messages, specs)
+    plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
+    stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
+    return ProviderRequest(
+        settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts, stm.tool_free_instructions, stm.tool_free_inserts
+    )
 
 
 async def _provider_step(state: TurnState) -> AssistantMessage:
@@ -193,11 +206,7 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
     session = state.session
     message = event.message
     session.messages.append(message)
-    session.input_tokens += event.usage.input_tokens
-    session.output_tokens += event.usage.output_tokens
-    from ..state.pricing import cost_usd  # noqa: PLC0415 - keeps agent start-up light
-
-    session.cost_usd = cost_usd(session.deps.settings().effective_model, session.input_tokens, session.output_tokens)
+    count_usage(session, event.usage, session.deps.settings().effective_model)
     text = final_text(message)
     if text:
         state.text = text

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import uuid_utils
 
+from .short_term_memory import NoShortTermMemory, TurnMemory
 from .context_level import context_level
+from .usage import side_status
 from ..model.transcript import Message, estimate_tokens
 from ..protocol import QueuedEvent, StatusPayload, TurnStatus
 
@@ -33,6 +35,7 @@ class TurnOutcome:
     status: TurnStatus
     text: str = ""
     error: str | None = None
+    max_steps_reached: bool = False  # completed, but cut off by `maxSteps` (ACP: max_turn_requests)
 
 
 @dataclass
@@ -55,6 +58,7 @@ class SessionDeps:
     system_blocks: Callable[["AgentSession"], list[str]] = lambda s: []
     on_change: Callable[["AgentSession", bool], None] = lambda s, turn_ended: None
     record_prompt: Callable[[str], None] = lambda p: None
+    short_term_memory: TurnMemory = field(default_factory=NoShortTermMemory)
     # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
     before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
 
@@ -79,13 +83,16 @@ class AgentSession:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
-    private: bool = False
+    private: bool = False  # shiro.newSession {private: true}: its short-term memory stays out of other sessions
+    turns_since_refresh: int = 0  # completed turns since the last update_short_term_memory (saved)
     always_allowed: set[str] = field(default_factory=set)
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     # Summaries of automatically pruned spans, one per span, saved in the record.
     span_summaries: dict[str, str] = field(default_factory=dict)
     # Project memory as rendered once for this session (memory is what *earlier* sessions learned).
     memory_block: str | None = None
+    # What side requests (span summaries, /compact, /memory) spent, part of the totals: saved.
+    side_usage: dict[str, int] = field(default_factory=dict)
     _queue: deque[QueuedPrompt] = field(default_factory=deque)
     _current: QueuedPrompt | None = None
     _turn_task: asyncio.Task[TurnOutcome] | None = None
@@ -187,6 +194,7 @@ class AgentSession:
             inputTokens=self.input_tokens,
             outputTokens=self.output_tokens,
             costUsd=self.cost_usd,
+            **side_status(self, settings.effective_model),
             running=self.running,
             queued=self.queued,
         )

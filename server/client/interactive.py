@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import time
 from collections import deque
 from pathlib import Path
@@ -19,7 +20,7 @@ from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.formatted_text import ANSI, FormattedText
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -28,6 +29,8 @@ from prompt_toolkit.styles import Style
 from ..model.workspace_files import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
+from .markdown import MarkdownBlocks
+from .markdown import to_ansi as to_markdown_ansi
 
 STYLE = Style.from_dict({
     "dim": "fg:ansibrightblack", "red": "fg:ansired", "yellow": "fg:ansiyellow", "green": "fg:ansigreen",
@@ -44,6 +47,7 @@ COMMANDS = {
     "/save": "write the session now",
     "/compact": "/compact [focus]: replace the transcript with a summary",
     "/cost": "tokens and cost of this session",
+    "/stm": "short-term memory the next turn is told; /stm clear [session id] removes one",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
     "/exit": "leave (also Ctrl-D)",
@@ -148,6 +152,7 @@ class Interactive:
         self.last_status: dict[str, Any] | None = None
         self.todos: dict[str, str] = {}
         self.stream = render.TextStream()
+        self.blocks = MarkdownBlocks()
         self.tools = render.ToolNames()
         self.chats = 0  # shiro.chat requests not answered yet
         self.approvals: deque[tuple[str, asyncio.Future[str | None]]] = deque()
@@ -175,10 +180,18 @@ class Interactive:
         if app is not None:
             app.invalidate()
 
+    def _show_text(self, lines: list[str], end: bool = False) -> None:
+        """Complete lines of assistant text: printed as markdown a block at a time."""
+        blocks = self.blocks.feed(lines) + (self.blocks.flush() if end else [])
+        if not blocks:
+            return
+        width = shutil.get_terminal_size().columns
+        for block in blocks:
+            print_formatted_text(ANSI(to_markdown_ansi(block, width)))
+            print_formatted_text("")
+
     def _flush_text(self) -> None:
-        lines = self.stream.flush()
-        if lines:
-            self.say(*[[("", line)] for line in lines])
+        self._show_text(self.stream.flush(), end=True)
 
     @property
     def status(self) -> dict[str, Any] | None:
@@ -193,9 +206,7 @@ class Interactive:
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "text_delta":
-            lines = self.stream.feed(str(event.get("text", "")))
-            if lines:
-                self.say(*[[("", line)] for line in lines])
+            self._show_text(self.stream.feed(str(event.get("text", ""))))
             self.redraw()
             return
         if kind in ("reasoning_delta", "turn_start"):
@@ -245,16 +256,18 @@ class Interactive:
     def message(self) -> list[tuple[str, str]]:
         fragments: list[tuple[str, str]] = []
         app = get_app_or_none()
-        if self.stream.partial and not (app is not None and app.is_done):  # not frozen into scrollback
-            fragments += [("", self.stream.partial), ("", "\n")]
+        if (self.blocks.lines or self.stream.partial) and not (app is not None and app.is_done):  # not frozen into scrollback
+            for line in [*self.blocks.lines, self.stream.partial] if self.stream.partial else self.blocks.lines:
+                fragments += [("", line), ("", "\n")]
+        # The task panel sits above the input (the seed), the status line below it.
+        for line in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
+            fragments += [(f"class:{s}" if s else "", t) for s, t in line] + [("", "\n")]
         if self.approvals:
             return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
         return fragments + [("class:prompt-mark", "› ")]
 
     def toolbar(self) -> list[tuple[str, str]]:
         fragments: list[tuple[str, str]] = []
-        for line in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
-            fragments += [(f"class:{s}" if s else "", t) for s, t in line] + [("", "\n")]
         status = self.status
         style, gauge = render.gauge(status)
         fragments.append((f"class:{style}", gauge))
@@ -396,6 +409,7 @@ class Interactive:
             "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
+            "/stm": self.cmd_stm,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -452,6 +466,17 @@ class Interactive:
         self.say([("green", f"compacted: {result.get('messagesBefore')} messages → {result.get('messagesAfter')}")])
         if result.get("summary"):
             self.say([("dim", render.one_line(str(result["summary"]), 300))])
+
+    async def cmd_stm(self, arg: str) -> None:
+        action, _, target = arg.partition(" ")
+        if action == "clear":
+            result = await self.conn.stm_clear(target.strip() or None)
+            whose = f"session {target.strip()[:8]}'s" if target.strip() else "this session's"
+            self.say([("green", f"cleared {whose} short-term memory")] if result.get("cleared") else [("dim", "nothing to clear")])
+        elif action:
+            self.say([("yellow", "usage: /stm  or  /stm clear [session id]")])
+        else:
+            self.say(*render.stm_lines(await self.conn.stm()))
 
     async def cmd_cost(self, _: str) -> None:
         self.say(*render.cost_lines(await self.conn.status()))

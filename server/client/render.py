@@ -194,6 +194,16 @@ def cost_text(status: dict[str, Any] | None) -> str:
     return f"↑{_tokens(status.get('inputTokens'))} ↓{_tokens(status.get('outputTokens'))} {money}"
 
 
+def _side_lines(status: dict[str, Any]) -> list[Line]:
+    """The side requests' share of the figures above (summaries of pruned history, /compact, /memory)."""
+    tokens_in, tokens_out = int(status.get("sideInputTokens") or 0), int(status.get("sideOutputTokens") or 0)
+    if not (tokens_in or tokens_out):
+        return []
+    cost = status.get("sideCostUsd")
+    money = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
+    return [[("dim", f"    of which side requests (summaries, /compact, /memory): {tokens_in:,} in, {tokens_out:,} out{money}")]]
+
+
 def cost_lines(status: dict[str, Any]) -> list[Line]:
     cost = status.get("costUsd")
     return [
@@ -202,6 +212,7 @@ def cost_lines(status: dict[str, Any]) -> list[Line]:
         [("", f"  input tokens   {int(status.get('inputTokens') or 0):,}")],
         [("", f"  output tokens  {int(status.get('outputTokens') or 0):,}")],
         [("", "  cost           " + (f"${cost:.4f}" if isinstance(cost, (int, float)) else "unknown (no price for this model)"))],
+        *_side_lines(status),
         [("", f"  context        {status.get('contextTokens', 0):,} of {status.get('contextThreshold', 0):,} estimated tokens"), ("", " "), gauge(status)],
     ]
 
@@ -233,6 +244,27 @@ def notes_lines(entries: list[dict[str, Any]]) -> list[Line]:
     if not entries:
         return [[("dim", "project memory is empty")]]
     return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", "")))] for e in entries]
+
+
+def stm_lines(result: dict[str, Any]) -> list[Line]:
+    """`/stm`: this session's memory, then each other session's with its title and age."""
+    out: list[Line] = []
+    current = result.get("current")
+    if current:
+        out.append([("cyan", "this session"), ("dim", f"  {current.get('kind')}, updated {_when(current.get('updatedAt'))}")])
+        out.extend([("", f"  {line}")] for line in str(current.get("text", "")).splitlines())
+    else:
+        out.append([("dim", "this session has no short-term memory yet")])
+    for other in result.get("others") or []:
+        out.append([
+            ("cyan", str(other.get("sessionId", ""))[:8]),
+            ("dim", f"  {_when(other.get('updatedAt'))}  "),
+            ("", one_line(str(other.get("title") or "(untitled)"), 60)),
+        ])
+        out.extend([("dim", f"  {line}")] for line in str(other.get("text", "")).splitlines())
+    if result.get("others"):
+        out.append([("dim", "/stm clear <id> removes another session's memory")])
+    return out
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -67,7 +67,7 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, history, live_session, mcp, project_memory, saved_sessions, todos
+    from . import chat, history, live_session, mcp, project_memory, saved_sessions, stm, todos
 
     chat.register(server)
     live_session.register(server)
@@ -75,4 +75,5 @@ def register_all(server: "ShiroServer") -> None:
     project_memory.register(server)
     todos.register(server)
     history.register(server)
+    stm.register(server)
     mcp.register(server)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..agent.compaction import compact_transcript
 from ..agent.provider.base import ProviderError
+from ..agent.usage import side_counter
 from ..errors import Refused
 from ..protocol import CompactArgs, CompactResult
 
@@ -31,7 +32,8 @@ class CompactionFeature:
         provider = service.provider_for(session, service.settings)
         before = len(session.messages)
         try:
-            summary, messages = await compact_transcript(provider, service.settings.effective_model, session.messages, args.focus)
+            model = service.settings.effective_model
+            summary, messages = await compact_transcript(provider, model, session.messages, args.focus, side_counter(session, model))
         except ProviderError as err:
             raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
         except ValueError as err:

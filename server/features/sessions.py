@@ -62,6 +62,9 @@ def to_record(session: AgentSession, model: str) -> SessionRecord:
         notebook=Notebook(todos=list(session.todos)),
         messages=list(session.messages),
         span_summaries=dict(session.span_summaries),
+        side_usage=dict(session.side_usage),
+        private=session.private,
+        turns_since_refresh=session.turns_since_refresh,
     )
 
 
@@ -150,7 +153,10 @@ class SessionsFeature:
         rows = await asyncio.to_thread(self.store.list, workspace.root, limit)
         return SessionsResult(sessions=rows)
 
-    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool) -> ResumeResult:
+    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool, fork: bool = False) -> ResumeResult:
+        """A session runs in the workspace it was recorded in, never rewriting its `cwd`: this one,
+        or another folder open in this server. Recorded elsewhere, it is refused with the way out
+        (open that folder), or with `fork` continued as a copy recorded here."""
         if latest == (prefix is not None):
             raise InvalidArguments("give either an id (or unique prefix) or latest: true")
         try:
@@ -161,23 +167,44 @@ class SessionsFeature:
             else:
                 session_id = await asyncio.to_thread(self.store.resolve, prefix or "", workspace.root)
             open_here = self.service.sessions.get(session_id)
-            if open_here is not None:
-                return self._opened(workspace, open_here, forked_from=None)
+            if open_here is not None and not fork:
+                return self._opened(self._own_workspace(open_here.root) or workspace, open_here, forked_from=None)
             record = await asyncio.to_thread(self.store.load, session_id)
             forked_from = None
-            try:
-                await asyncio.to_thread(self.store.acquire, session_id)
-            except SessionBusy:
-                # Another window writes this session: carry on in a copy rather than clobber it.
+            own = self._own_workspace(Path(record.cwd))
+            if own is not workspace and (own is None or fork):
+                if not fork:
+                    raise Refused(
+                        f"session {session_id[:8]} belongs to {record.cwd}, not {workspace.root}: open that folder "
+                        f"to resume it there, or fork it to continue a copy here (fork: true; shiro -r {session_id[:8]} --fork)"
+                    )
                 forked_from = session_id
                 record = self.store.fork(record)
+                record.cwd = str(workspace.root)
                 await asyncio.to_thread(self.store.acquire, record.id)
+            else:
+                workspace = own
+                try:
+                    await asyncio.to_thread(self.store.acquire, session_id)
+                except SessionBusy:
+                    # Another window writes this session: carry on in a copy rather than clobber it.
+                    forked_from = session_id
+                    record = self.store.fork(record)
+                    await asyncio.to_thread(self.store.acquire, record.id)
         except StateError as exc:
             raise Refused(str(exc)) from None
         session = self._from_record(workspace, record)
         if forked_from is not None:
             await self.save(session)
         return self._opened(workspace, session, forked_from)
+
+    def _own_workspace(self, cwd: Path) -> Workspace | None:
+        """The folder of this server a session recorded in `cwd` belongs to, if it is open."""
+        try:
+            root = cwd.resolve()
+        except OSError:
+            return None
+        return next((w for w in self.service.workspaces.all() if w.root == root), None)
 
     def _from_record(self, workspace: Workspace, record: SessionRecord) -> AgentSession:
         session = self.service.make_session(workspace, session_id=record.id)
@@ -189,6 +216,9 @@ class SessionsFeature:
         session.output_tokens = record.output_tokens
         session.cost_usd = record.cost_usd
         session.span_summaries = dict(record.span_summaries)
+        session.side_usage = dict(record.side_usage)
+        session.private = record.private
+        session.turns_since_refresh = record.turns_since_refresh
         return session
 
     def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
@@ -203,6 +233,7 @@ class SessionsFeature:
             messages=list(session.messages),
             todos=list(session.todos),
             forkedFrom=forked_from,
+            workspace=workspace.uri,  # where it runs: the folder its record names
         )
 
     # -- shutdown -------------------------------------------------------------------------

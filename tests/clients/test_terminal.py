@@ -290,6 +290,17 @@ def wait_requests(fake: FakeProvider, n: int) -> list[Any]:
     return fake.wait_for_requests(n, timeout=15)
 
 
+def test_interactive_answer_is_rendered_as_markdown(workspace, fake, term):
+    fake.script(Reply(text="# The plan\n\n- read the parser\n- fix the loop\n\n```python\nprint('fixed')\n```\nDone.", chunks=6))
+    t = term()
+    t.type("plan it")
+    t.expect(r"\x1b\[[0-9;]*\b1[;0-9]*m\s*The plan", timeout=40)  # a heading: bold, its '#' gone
+    t.expect(r"•.{0,12}read the parser")  # a list
+    t.expect(r"\x1b\[[0-9;]*38;5;[0-9]+[0-9;]*mprint")  # the code block, highlighted
+    t.expect("Done.")
+    t.leave()
+
+
 def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, fake, term):
     fake.script(
         Reply(calls=[Call("todo_write", {"todos": [{"content": "fix the boundary", "status": "in_progress"}]})]),
@@ -300,7 +311,7 @@ def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, f
     t.expect(r"→ todo_write 1 task")
     t.expect("Looked into it.")
     t.expect("The loop stops one early.")
-    t.expect(r"\[~\] fix the boundary")  # the live task list under the prompt
+    t.expect(r"\[~\] fix the boundary")  # the live task list, above the input
 
     t.type("/todos")
     t.expect(r"tasks \.+ 0/1")
@@ -407,3 +418,27 @@ def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace,
     assert "The session had no messages, so it was never written." in out
     assert "Saved" not in out
     assert len(session_ids(tmp_path)) == 1  # the first session stays saved; the new one was never written
+
+
+def test_interactive_stm_shows_and_clears_short_term_memory(tmp_path, workspace, fake, term):
+    fake.script(
+        Reply(text="Answered.", calls=[Call("update_short_term_memory", {"categories": {"goal": "fix pagination", "next": "add a test"}})]),
+        Reply(text="Noted."),
+    )
+    t = term()
+    t.type("/stm")
+    t.expect("this session has no short-term memory yet")
+    t.type("why does the pagination test fail?")
+    t.expect("Noted.")
+    t.type("/stm")
+    t.expect(r"this session.*categories, updated")
+    t.expect("goal:")
+    t.expect("fix pagination")
+    t.expect("add a test")
+    t.type("/stm clear")
+    t.expect("cleared this session's short-term memory")
+    t.type("/stm")
+    t.expect("this session has no short-term memory yet")
+    t.type("/stm clear")
+    t.expect("nothing to clear")
+    t.leave()
