@@ -41,9 +41,9 @@ def _preload() -> Any:
     """What a first turn would import lazily, imported once here, and a server built (never
     started: no thread, loop or file is open yet, so each child's copy is as new as a spawned one)."""
     from .lsp import create_server
-    from .agent.provider.openai_provider import preload_sdk
+    from .agent.provider.openai_provider import import_sdk_now
 
-    preload_sdk()  # imports openai and the HTTP stack; opens no connection
+    import_sdk_now()  # imports openai and the HTTP stack; opens no connection
 
     return create_server()
 

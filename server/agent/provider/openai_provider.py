@@ -255,9 +255,9 @@ class OpenAIProvider:
                 await asyncio.sleep(delay)
 
 
-def preload_sdk() -> None:
-    """Import what a first turn would import lazily (the warm server's fork point); only this
-    adapter imports openai."""
+def import_sdk_now() -> None:
+    """Import, in this thread, what a first turn would import lazily (the warm server's fork
+    point); only this adapter imports openai."""
     provider = OpenAIProvider(EndpointConfig(model="warm-up", base_url="http://127.0.0.1:9/v1"))
     provider._get_client()  # builds the client class; opens no connection
     from openai import AsyncStream  # noqa: F401
