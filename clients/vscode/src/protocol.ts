@@ -93,6 +93,16 @@ export interface ShiroNekoProtocol {
       arguments: SessionArgs;
       result: StatusPayload;
     };
+    'shiro.stm': {
+      command: 'shiro.stm';
+      arguments: SessionArgs;
+      result: StmResult;
+    };
+    'shiro.stmClear': {
+      command: 'shiro.stmClear';
+      arguments: SessionArgs;
+      result: StmClearResult;
+    };
     'shiro.mcp': {
       command: 'shiro.mcp';
       arguments: WorkspaceArgs;
@@ -118,6 +128,11 @@ export interface ShiroNekoProtocol {
       method: 'shiro/saveDocuments';
       params: SaveDocumentsParams;
       result: null;
+    };
+    'shiro/approve': {
+      method: 'shiro/approve';
+      params: ApproveParams;
+      result: ApproveResult;
     };
   };
 }
@@ -210,6 +225,7 @@ export interface ResumeArgs {
   id?: string | null;
   latest?: boolean;
   workspace?: string | null;
+  fork?: boolean;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -221,6 +237,7 @@ export interface ResumeResult {
   messages: (UserMessage | AssistantMessage | ToolMessage)[];
   todos: Todo[];
   forkedFrom?: string | null;
+  workspace?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -444,6 +461,46 @@ export interface StatusPayload {
   costUsd: number | null;
   running: boolean;
   queued: number;
+  sideInputTokens?: number;
+  sideOutputTokens?: number;
+  sideCostUsd?: number | null;
+}
+/**
+ * `shiro.stm`: what the next turn of that session would be told.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmResult".
+ */
+export interface StmResult {
+  others: StmOther[];
+  current?: StmCurrent | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmOther".
+ */
+export interface StmOther {
+  sessionId: string;
+  title: string;
+  workspace: string;
+  text: string;
+  updatedAt: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmCurrent".
+ */
+export interface StmCurrent {
+  kind: 'categories' | 'summary';
+  text: string;
+  updatedAt: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmClearResult".
+ */
+export interface StmClearResult {
+  cleared: boolean;
 }
 /**
  * `shiro.mcp`: every MCP server of the workspace; never an `env` value or a header.
@@ -589,4 +646,34 @@ export interface TodosNotification {
  */
 export interface SaveDocumentsParams {
   uris: string[];
+}
+/**
+ * `shiro/approve` (server -> client) for clients that advertise experimental.shiro.approvals.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ApproveParams".
+ */
+export interface ApproveParams {
+  sessionId: string;
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  title: string;
+  preview?: ApprovePreview | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ApprovePreview".
+ */
+export interface ApprovePreview {
+  path: string;
+  newText: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ApproveResult".
+ */
+export interface ApproveResult {
+  decision: 'allow' | 'always' | 'deny';
 }

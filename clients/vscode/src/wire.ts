@@ -1,116 +1,23 @@
-// The server's wire payloads as this extension uses them. Each type comes from the generated
-// `protocol.ts` (docs/protocol.schema.json) where the schema has it; the aliases keep the rest of
-// the extension independent of the generator's naming.
+// The server's wire payloads as this extension uses them: aliases of the types generated into
+// `protocol.ts` from docs/protocol.schema.json (server/protocol.py), so a server change that
+// breaks the extension fails its type check.
 
-export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'blocked';
+import type * as P from './protocol';
 
-export interface Todo {
-  content: string;
-  status: TodoStatus;
-  note?: string | null;
-}
-
-export interface TodosPayload {
-  sessionId: string;
-  todos: Todo[];
-  rendered: string;
-  warnings?: string[];
-}
-
-export interface StatusPayload {
-  sessionId: string;
-  contextTokens: number;
-  contextThreshold: number;
-  contextPercent: number;
-  level: 'normal' | 'amber' | 'red';
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number | null;
-  running: boolean;
-  queued: number;
-}
-
-export type EventPayload = { sessionId: string; turnId: string } & (
-  | { type: 'turn_start' }
-  | { type: 'text_delta'; text: string }
-  | { type: 'reasoning_delta'; text: string }
-  | { type: 'tool_call'; toolCallId: string; toolName: string; input: unknown }
-  | { type: 'tool_result'; toolCallId: string; output: string; isError: boolean }
-  | { type: 'compacted'; before: number; after: number; message: string }
-  | { type: 'notice'; message: string }
-  | { type: 'queued'; position: number }
-  | { type: 'turn_end'; status: 'completed' | 'aborted' | 'error'; text: string; error?: string | null }
-);
-
-export interface ApproveParams {
-  sessionId: string;
-  turnId: string;
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  title: string;
-  preview?: { path: string; newText: string } | null;
-}
-
-export type ApprovalDecision = 'allow' | 'always' | 'deny';
-
-export interface ApproveResult {
-  decision: ApprovalDecision;
-}
-
-export interface ChatResult {
-  sessionId: string;
-  turnId: string;
-  status: 'completed' | 'aborted' | 'error';
-  text: string;
-  error?: string | null;
-}
-
-export interface SessionInfo {
-  id: string;
-  title: string;
-  createdAt: string;
-  updatedAt: string;
-  messageCount: number;
-  cwd: string;
-}
-
-export type Part =
-  | { type: 'text'; text: string; itemId?: string }
-  | { type: 'reasoning'; text: string; itemId?: string; encryptedContent?: string }
-  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; itemId?: string };
-
-export interface ToolResultPart {
-  type: 'tool-result';
-  toolCallId: string;
-  toolName: string;
-  output: string;
-  isError?: boolean;
-}
-
-export type Message =
-  | { role: 'user'; content: Part[] }
-  | { role: 'assistant'; content: Part[] }
-  | { role: 'tool'; content: ToolResultPart[] };
-
-export interface ResumeResult {
-  sessionId: string;
-  title: string;
-  messages: Message[];
-  todos: Todo[];
-  forkedFrom?: string | null;
-}
-
-export interface MemoryEntry {
-  kind: string;
-  text: string;
-  hits: number;
-  createdAt: string;
-  lastUsedAt?: string | null;
-}
-
-export interface NotesResult {
-  entries: MemoryEntry[];
-}
+export type Todo = P.Todo;
+export type TodoStatus = P.Todo['status'];
+export type TodosPayload = P.TodosNotification;
+export type StatusPayload = P.StatusPayload;
+export type EventPayload = P.Event;
+export type ApproveParams = P.ApproveParams;
+export type ApproveResult = P.ApproveResult;
+export type ApprovalDecision = P.ApproveResult['decision'];
+export type ChatResult = P.ChatResult;
+export type SessionInfo = P.SessionSummary;
+export type Part = P.TextPart | P.ReasoningPart | P.ToolCallPart;
+export type ToolResultPart = P.ToolResultPart;
+export type Message = P.UserMessage | P.AssistantMessage | P.ToolMessage;
+export type ResumeResult = P.ResumeResult;
+export type MemoryEntry = P.MemoryEntry;
+export type NotesResult = P.NotesResult;
+export type SaveDocumentsParams = P.SaveDocumentsParams;

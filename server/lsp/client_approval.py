@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 from lsprotocol import types
 
-from . import protocol as wire
-from .agent.events import ApprovalAnswer, ApprovalRequest
+from .. import protocol as wire
+from ..agent.events import ApprovalAnswer, ApprovalRequest
 
 log = logging.getLogger(__name__)
 
