@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 from . import protocol as wire
 from .agent.events import ApprovalAnswer
 from .agent.tools.disk_host import DiskToolHost
+from .delta_coalescing import DeltaCoalescer
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -25,6 +26,7 @@ class LspSink:
 
     def __init__(self, server: "LanguageServer") -> None:
         self.server = server
+        self._events = DeltaCoalescer(lambda payload: self._notify(wire.EVENT, payload))
 
     def _notify(self, method: str, payload: dict[str, Any]) -> None:
         try:
@@ -33,15 +35,18 @@ class LspSink:
             log.debug("could not send %s", method, exc_info=True)
 
     def event(self, payload: dict[str, Any]) -> None:
-        self._notify(wire.EVENT, payload)
+        self._events.event(payload)  # deltas joined while the client is busy (delta_coalescing.py)
 
     def todos(self, payload: dict[str, Any]) -> None:
+        self._events.flush()
         self._notify(wire.TODOS_NOTIFICATION, payload)
 
     def status(self, payload: dict[str, Any]) -> None:
+        self._events.flush()
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
     async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+        self._events.flush()  # the text before the question is shown before it
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=f"shiro-neko wants to {summary}",
