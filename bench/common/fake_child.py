@@ -88,7 +88,9 @@ def serve() -> None:
                         return fp.Reply(calls=[fp.Call(name, call_args)], chunks=1)
                     return fp.Reply(text=final, chunks=1)
 
-                fake.script(*[step] * (int(spec["steps"]) + int(spec.get("extra", 200))))
+                with fake._lock:
+                    fake._steps.clear()  # a loop replaces whatever was scripted before
+                fake.script(*[step] * (int(spec["steps"]) + 1 + int(spec.get("extra", 20))))
                 out = {"ok": True}
             elif "bodies" in cmd:
                 out = {"bodies": [json.dumps(r.body) for r in fake.requests]}
@@ -113,7 +115,7 @@ def serve() -> None:
 class FakeChild:
     def __init__(self, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=str(ROOT), env=env)
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT), env=env)
         self.base_url: str = self._read()["base_url"]
         self._lock = threading.Lock()
 
