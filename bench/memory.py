@@ -34,7 +34,7 @@ def long_session(fake: FakeChild) -> dict[str, Any]:
         ws.mkdir()
         (ws / "module.py").write_text("".join(f"def handler_{i}(request, payload):\n    return payload.get({i!r})\n"
                                               for i in range(60)))
-        server = Server(ws, server_env(Path(tmp, "home"), fake.base_url), {"approvals": "auto"})
+        server = Server(ws, server_env(Path(tmp, "home"), fake.base_url), {"approvals": "auto", "maxSteps": 1000})
         server.keep_notes = False
         try:
             fake.ask(loop={"steps": LONG_STEPS, "call": ["read_file", {"path": "module.py"}], "extra": 200})

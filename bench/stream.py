@@ -66,7 +66,7 @@ def one(fake: FakeChild, gap_s: float) -> dict[str, Any]:
             "deltas_per_s": DELTAS / wall, "notifications": len(notes), "wall_s": wall}
 
 
-async def direct(base_url: str) -> float:
+async def direct(base_url: str, arrivals: list[int]) -> float:
     from openai import AsyncOpenAI, AsyncStream
 
     client = AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
@@ -76,7 +76,7 @@ async def direct(base_url: str) -> float:
                                options={"headers": {"Content-Type": "application/json"}},
                                stream=True, stream_cls=AsyncStream[object])
     async for _ in stream:
-        pass
+        arrivals.append(time.monotonic_ns())
     return time.perf_counter() - t0
 
 
@@ -98,9 +98,19 @@ def main() -> None:
                   f"{out[pace]['deltas_per_s']['median_']:.0f} deltas/s, {out[pace]['notifications']['median_']:.0f} "
                   f"notifications for {DELTAS} deltas")
         fake.script(*[{"text": PIECE * DELTAS, "chunks": DELTAS} for _ in range(runs)])
-        sdk = [DELTAS / asyncio.run(direct(fake.base_url)) for _ in range(runs)]
+        sdk = [DELTAS / asyncio.run(direct(fake.base_url, [])) for _ in range(runs)]
         out["direct_sdk_deltas_per_s"] = summary(sdk, unit="")
-        print(f"direct SDK: {out['direct_sdk_deltas_per_s']['median_']:.0f} deltas/s")
+        fake.script(*[{"text": PIECE * DELTAS, "chunks": DELTAS, "delay": args.gap_ms / 1000} for _ in range(runs)])
+        sdk_latency = []
+        for _ in range(runs):  # the physical limit of latency: the SDK's own, in this process
+            fake.ask(chunk_times=True)
+            arrivals: list[int] = []
+            asyncio.run(direct(fake.base_url, arrivals))
+            sent = fake.ask(chunk_times=True)["chunk_times_ns"]
+            sdk_latency.append(statistics.median((a - s) / 1e6 for a, s in zip(arrivals, sent)))
+        out["direct_sdk_paced_latency_median_ms"] = summary(sdk_latency, unit="")
+        print(f"direct SDK: {out['direct_sdk_deltas_per_s']['median_']:.0f} deltas/s, paced latency median "
+              f"{out['direct_sdk_paced_latency_median_ms']['median_']} ms")
     result = {"deltas": DELTAS, "by_pace": out, "targets": {"paced_latency_median_ms": 2},
               "environment": environment()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
