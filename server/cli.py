@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="shiro-lsp %(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:
         handler.addFilter(_QuietRefusals())
+    # pygls prints whole messages (InitializeParams at INFO, every message at DEBUG), and settings
+    # carry secrets (MCP `env` and `headers`): its own lines stay at WARNING and above.
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().getEffectiveLevel()))
     from .lsp import create_server  # after argument parsing: --help and --version stay instant
     from .trace import mark, mark_peak_rss
 

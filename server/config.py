@@ -48,6 +48,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # Where bubblewrap does not work the command runs unsandboxed whatever this says.
     sandbox: SandboxMode = "workspace-write"
     maxSteps: int = 50
+    # name -> entry, kept as sent: each entry is checked on its own by mcp/specs.py, so one bad
+    # server fails alone (and is shown failed in `shiro.mcp`) instead of dropping the setting.
+    mcpServers: dict[str, Any] = {}
 
     @property
     def effective_model(self) -> str:
@@ -83,6 +86,15 @@ def merge_settings(current: Settings, raw: Any) -> Settings:
         return current
     if isinstance(raw.get("shiro"), dict):  # a whole settings object rather than the section
         raw = raw["shiro"]
+    if "mcpServers" in raw:
+        # Replaced whole, never merged (a removed server must stop) nor dot-expanded (server
+        # names and env variable names may contain dots).
+        raw = dict(raw)
+        servers = raw.pop("mcpServers")
+        if isinstance(servers, dict):
+            current = msgspec.structs.replace(current, mcpServers=servers)
+        else:
+            log.warning("ignoring setting shiro.mcpServers: expected an object (server name -> entry)")
     merged = _deep_merge(msgspec.to_builtins(current), _expand_dotted(raw))
     try:
         return msgspec.convert(merged, Settings)

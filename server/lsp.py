@@ -82,6 +82,9 @@ class ShiroServer(LanguageServer):
     def host_for(self, root: Path) -> LspToolHost:
         return LspToolHost(root, self)
 
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        return await self.sink.ask(message, actions)
+
     def cancel_request(self, msg_id: Any) -> None:
         target = self.chat_requests.pop(msg_id, None)
         if target is not None:

@@ -60,6 +60,21 @@ class LspSink:
         title = getattr(answer, "title", None)
         return {wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(title or "", "deny")  # type: ignore[return-value]
 
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        """A question with buttons; the chosen title, or None when dismissed or not shown."""
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=message,
+            actions=[types.MessageActionItem(title=t) for t in actions],
+        )
+        try:
+            answer = await self.server.window_show_message_request_async(params)
+        except Exception as exc:
+            log.warning("question to the user failed: %s", exc)
+            return None
+        title = getattr(answer, "title", None)
+        return title if title in actions else None
+
 
 @functools.lru_cache(maxsize=1024)
 def _uri_fs_path(uri: str) -> Path | None:

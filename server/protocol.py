@@ -29,6 +29,7 @@ RECALL = "shiro.recall"
 FORGET = "shiro.forget"
 HISTORY = "shiro.history"
 STATUS = "shiro.status"
+MCP = "shiro.mcp"
 
 # Notifications (server -> client)
 EVENT = "shiro/event"
@@ -141,6 +142,29 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+
+
+McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
+
+
+class McpToolInfo(msgspec.Struct, omit_defaults=True):
+    name: str  # as the server calls it
+    description: str
+    modelName: str | None = None  # as the model sees it: mcp__<server>__<tool>, cut to 64
+
+
+class McpServerInfo(msgspec.Struct, omit_defaults=True):
+    name: str
+    source: Literal["settings", "project"]
+    state: McpState
+    tools: list[McpToolInfo]
+    error: str | None = None  # why it failed, is disabled or untrusted (with its stderr's tail)
+
+
+class McpResult(msgspec.Struct):
+    """`shiro.mcp`: every MCP server of the workspace; never an `env` value or a header."""
+
+    servers: list[McpServerInfo]
 
 
 def plain(obj: Any) -> Any:

@@ -23,7 +23,9 @@ from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import sandbox_for
 from .config import Settings, merge_settings
 from .errors import Refused
-from .protocol import AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
+from .mcp.manager import McpManager, status_of
+from .state.paths import shiro_home
+from .protocol import McpResult, AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
 from .workspaces import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
@@ -33,6 +35,9 @@ class EditorBridge(Protocol):
     sink: EventSink
 
     def host_for(self, root: Path) -> ToolHost: ...
+
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        """A question with buttons (trusting a project's MCP servers); None when dismissed."""
 
 
 class ShiroService:
@@ -53,10 +58,12 @@ class ShiroService:
         self.memory: Any = None
         self.history: Any = None
         self.persistence: Any = None
+        self.mcp = McpManager(shiro_home, bridge.ask)
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
         self.settings = merge_settings(self.settings, raw)
+        self.mcp.configure(self.settings.mcpServers)
 
     # -- sessions -------------------------------------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
@@ -70,7 +77,11 @@ class ShiroService:
 
     def _tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
-        return core_tools(sandbox_for(self.settings.sandbox)) + [t for hook in self.session_tools for t in hook(session)]
+        return (
+            core_tools(sandbox_for(self.settings.sandbox))
+            + [t for hook in self.session_tools for t in hook(session)]
+            + self.mcp.tools(session.root)
+        )
 
     def _changed(self, session: AgentSession, turn_ended: bool) -> None:
         for hook in self.on_session_change:
@@ -86,7 +97,9 @@ class ShiroService:
             system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
             on_change=self._changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
+            before_turn=lambda s: self.mcp.prepare_turn(s.root),
         )
+        self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
         session = AgentSession(id=session_id or str(uuid_utils.uuid7()), root=workspace.root, deps=deps, private=private)
         self.sessions[session.id] = session
         return session
@@ -177,7 +190,12 @@ class ShiroService:
         self.history.flush()
         self.persistence.flush_sync(log_line)
 
+    def mcp_status(self, root: Path) -> McpResult:
+        return status_of(self.mcp, root)
+
     async def stop(self) -> None:
-        """Shutdown: end running turns (a waiting approval stays pending in the record)."""
+        """Shutdown: end running turns (a waiting approval stays pending in the record), then
+        every MCP server process."""
         for session in list(self.sessions.values()):
             await session.stop()
+        await self.mcp.stop()

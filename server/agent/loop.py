@@ -94,6 +94,9 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
 
 async def _steps(state: TurnState) -> TurnOutcome:
     session = state.session
+    # MCP servers still starting get a few seconds; a resumed approval may be an MCP call too.
+    for notice in await session.deps.before_turn(session):
+        state.emit("notice", message=notice)
     steps = 0
     while True:
         if pending_calls(session.messages):

@@ -11,7 +11,7 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
 import uuid_utils
 
@@ -57,6 +57,12 @@ class SessionDeps:
     system_blocks: Callable[["AgentSession"], list[str]] = lambda s: []
     on_change: Callable[["AgentSession", bool], None] = lambda s, turn_ended: None
     record_prompt: Callable[[str], None] = lambda p: None
+    # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
+    before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
+
+
+async def _no_notices() -> list[str]:
+    return []
 
 
 def new_turn_id() -> str:

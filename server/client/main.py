@@ -164,6 +164,10 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:
+        # The reader went away (`shiro sessions | head`): end quietly, as a tool killed by SIGPIPE
+        # would (128 + 13); fast_exit's flush of the dead pipe is ignored.
+        code = 141
     mark_peak_rss("client")
     mark("client-exit")
     from .launch import fast_exit

@@ -55,9 +55,10 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, notebook, session, sessions
+    from . import chat, mcp, notebook, session, sessions
 
     chat.register(server)
     session.register(server)
     sessions.register(server)
     notebook.register(server)
+    mcp.register(server)

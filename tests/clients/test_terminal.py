@@ -122,6 +122,26 @@ def test_a_broken_settings_file_is_named_and_ignored(tmp_path, workspace, env, f
     assert env["SHIRO_NEKO_CONFIG"] in done.stderr and "not valid JSON" in done.stderr
 
 
+@pytest.mark.parametrize("args", [["sessions"], ["sessions", "--json"], ["-p", "hi"]])
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path, workspace, env, fake, args):
+    fake.script(Reply(text="an answer that goes nowhere\n" * 50), Reply(text="x"))
+    assert run(["-p", "make a session"], workspace, env).returncode == 0
+    proc = subprocess.Popen(SHIRO + args, cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # like `| head` that has already exited
+    _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+    assert proc.returncode in (0, 141)
+
+
+def test_without_key_or_endpoint_shiro_says_what_to_set(tmp_path, workspace):
+    """README's first command ends in `shiro`: with nothing configured it names what to set."""
+    env = server_env(tmp_path / "home", None, api_key=None)
+    done = run(["-p", "hi"], workspace, env)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and "baseUrl" in done.stderr, done.stderr
+
+
 def test_print_fails_clearly_when_the_provider_fails(workspace, env, fake):
     fake.script(*[HttpError(500, "the fake is down") for _ in range(4)])
     done = run(["-p", "hello"], workspace, env)

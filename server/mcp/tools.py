@@ -1,0 +1,45 @@
+"""Ready MCP servers' tools as `Tool`s of our registry: named for the model, approved like
+commands (a third-party tool can do anything), run through the server's connection."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..agent.tools.base import Tool, ToolHost, ToolResult
+from .names import assign_names
+
+if TYPE_CHECKING:
+    from .connection import McpConnection, McpTool
+
+
+def _as_tool(conn: "McpConnection", tool: "McpTool", name: str) -> Tool:
+    async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+        output, is_error = await conn.call(tool.name, args)
+        return ToolResult(output, is_error)
+
+    def summary(args: dict[str, Any]) -> str:
+        shown = json.dumps(args, ensure_ascii=False)
+        return f"call the MCP tool {tool.name!r} of server {conn.name!r} with {shown[:300]}"
+
+    description = f"[MCP server {conn.name}] {tool.description}".strip()
+    return Tool(
+        name=name,
+        description=description,
+        parameters=tool.input_schema,
+        run=run,
+        # Under `ask` and `auto-edit` an MCP call asks first, unless the server's alwaysAllow lists it.
+        approval=None if tool.name in conn.spec.alwaysAllow else "command",
+        summary=summary,
+    )
+
+
+def mcp_tools(connections: list["McpConnection"]) -> list[Tool]:
+    pairs = [(c, t) for c in sorted(connections, key=lambda c: c.name) for t in c.tools]
+    names = assign_names([(c.name, t.name) for c, t in pairs])
+    return [_as_tool(c, t, names[(c.name, t.name)]) for c, t in pairs]
+
+
+def model_names(connections: list["McpConnection"]) -> dict[tuple[str, str], str]:
+    """(server, tool) -> the name the model sees, for `shiro.mcp`."""
+    return assign_names([(c.name, t.name) for c in sorted(connections, key=lambda c: c.name) for t in c.tools])
