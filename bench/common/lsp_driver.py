@@ -55,7 +55,9 @@ class Server:
             length = None
             while True:
                 line = self.stdout.readline()
-                if not line:
+                if not line:  # the server exited: fail every waiting request at once
+                    for q in list(self.answers.values()):
+                        q.put({"error": f"server exited ({self.proc.poll()})"})
                     return
                 line = line.strip()
                 if not line:
