@@ -45,7 +45,7 @@ class LspSink:
         self._events.flush()
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
         self._events.flush()  # the text before the question is shown before it
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
@@ -62,6 +62,7 @@ class LspSink:
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         """A question with buttons; the chosen title, or None when dismissed or not shown."""
+        self._events.flush()
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,

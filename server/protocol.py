@@ -29,6 +29,8 @@ RECALL = "shiro.recall"
 FORGET = "shiro.forget"
 HISTORY = "shiro.history"
 STATUS = "shiro.status"
+STM = "shiro.stm"
+STM_CLEAR = "shiro.stmClear"
 MCP = "shiro.mcp"
 
 # Notifications (server -> client)
@@ -142,6 +144,31 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+
+
+class StmCurrent(msgspec.Struct):
+    kind: Literal["summary", "categories"]
+    text: str
+    updatedAt: str  # ISO 8601 UTC
+
+
+class StmOther(msgspec.Struct):
+    sessionId: str
+    title: str
+    workspace: str  # folder URI
+    text: str
+    updatedAt: str
+
+
+class StmResult(msgspec.Struct, omit_defaults=True):
+    """`shiro.stm`: what the next turn of that session would be told."""
+
+    others: list[StmOther]
+    current: StmCurrent | None = None
+
+
+class StmClearResult(msgspec.Struct):
+    cleared: bool
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]

@@ -26,6 +26,7 @@ from .provider.base import (
     ToolSpec,
 )
 from .session import AgentSession, TurnOutcome
+from .short_term_memory import apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
 from .transcript import (
     AssistantMessage,
@@ -52,6 +53,8 @@ class TurnState:
     text: str = ""
     recovered_missing_item: bool = False
     view: WireView = field(default_factory=WireView)
+    prompt: str | None = None
+    prompt_message: UserMessage | None = None  # where short-term memory depths are counted from
 
     def emit(self, kind: str, **fields: Any) -> None:
         self.session.deps.sink.event(
@@ -68,7 +71,8 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         if not session.messages and not session.title:
             session.title = prompt
         parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
-        session.messages.append(UserMessage(content=parts))
+        state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
+        session.messages.append(state.prompt_message)
         session.changed()
     state.emit("turn_start")
     agent = session.deps.settings().agent
@@ -87,6 +91,10 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     end: dict[str, Any] = {"status": outcome.status, "text": outcome.text}
     if outcome.error:
         end["error"] = outcome.error
+    try:
+        await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
+    except asyncio.CancelledError:
+        pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
     state.emit("turn_end", **end)
     session.changed(turn_ended=True)
     return outcome
@@ -110,7 +118,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         if steps >= settings.maxSteps:
             message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
             state.emit("notice", message=message)
-            return TurnOutcome("completed", text=state.text)
+            return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
         message = await _provider_step(state)
         if not any(isinstance(p, ToolCallPart) for p in message.content):
@@ -133,7 +141,11 @@ async def _request(state: TurnState) -> ProviderRequest:
     compacted = state.view.take_compacted()
     if compacted is not None:
         state.emit("compacted", before=compacted.before, after=compacted.after, message=compacted.message)
-    return ProviderRequest(settings.effective_model, instructions, messages, specs)
+    plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
+    stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
+    return ProviderRequest(
+        settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts, stm.tool_free_instructions, stm.tool_free_inserts
+    )
 
 
 async def _provider_step(state: TurnState) -> AssistantMessage:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
 import uuid_utils
 
+from .short_term_memory import NoShortTermMemory, TurnMemory
 from .context_level import context_level
 from .transcript import Message, estimate_tokens
 
@@ -35,6 +36,7 @@ class TurnOutcome:
     status: TurnStatus
     text: str = ""
     error: str | None = None
+    max_steps_reached: bool = False  # completed, but cut off by `maxSteps` (ACP: max_turn_requests)
 
 
 @dataclass
@@ -57,6 +59,7 @@ class SessionDeps:
     system_blocks: Callable[["AgentSession"], list[str]] = lambda s: []
     on_change: Callable[["AgentSession", bool], None] = lambda s, turn_ended: None
     record_prompt: Callable[[str], None] = lambda p: None
+    short_term_memory: TurnMemory = field(default_factory=NoShortTermMemory)
     # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
     before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
 
@@ -81,7 +84,8 @@ class AgentSession:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
-    private: bool = False
+    private: bool = False  # shiro.newSession {private: true}: its short-term memory stays out of other sessions
+    turns_since_refresh: int = 0  # completed turns since the last update_short_term_memory (saved)
     always_allowed: set[str] = field(default_factory=set)
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     extra: dict[str, Any] = field(default_factory=dict)  # record fields owned by other features

@@ -247,6 +247,12 @@ class Connection:
     async def todos(self) -> dict[str, Any]:
         return await self.command("shiro.todos", {})
 
+    async def stm(self) -> dict[str, Any]:
+        return await self.command("shiro.stm", {})
+
+    async def stm_clear(self, session_id: str | None = None) -> dict[str, Any]:
+        return await self.command("shiro.stmClear", {"sessionId": session_id} if session_id else {})
+
     async def notes(self) -> list[dict[str, Any]]:
         return (await self.command("shiro.notes", {})).get("entries", [])
 

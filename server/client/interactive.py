@@ -44,6 +44,7 @@ COMMANDS = {
     "/save": "write the session now",
     "/compact": "/compact [focus]: replace the transcript with a summary",
     "/cost": "tokens and cost of this session",
+    "/stm": "short-term memory the next turn is told; /stm clear [session id] removes one",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
     "/exit": "leave (also Ctrl-D)",
@@ -396,6 +397,7 @@ class Interactive:
             "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
+            "/stm": self.cmd_stm,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -452,6 +454,17 @@ class Interactive:
         self.say([("green", f"compacted: {result.get('messagesBefore')} messages → {result.get('messagesAfter')}")])
         if result.get("summary"):
             self.say([("dim", render.one_line(str(result["summary"]), 300))])
+
+    async def cmd_stm(self, arg: str) -> None:
+        action, _, target = arg.partition(" ")
+        if action == "clear":
+            result = await self.conn.stm_clear(target.strip() or None)
+            whose = f"session {target.strip()[:8]}'s" if target.strip() else "this session's"
+            self.say([("green", f"cleared {whose} short-term memory")] if result.get("cleared") else [("dim", "nothing to clear")])
+        elif action:
+            self.say([("yellow", "usage: /stm  or  /stm clear [session id]")])
+        else:
+            self.say(*render.stm_lines(await self.conn.stm()))
 
     async def cmd_cost(self, _: str) -> None:
         self.say(*render.cost_lines(await self.conn.status()))

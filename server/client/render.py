@@ -235,6 +235,27 @@ def notes_lines(entries: list[dict[str, Any]]) -> list[Line]:
     return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", "")))] for e in entries]
 
 
+def stm_lines(result: dict[str, Any]) -> list[Line]:
+    """`/stm`: this session's memory, then each other session's with its title and age."""
+    out: list[Line] = []
+    current = result.get("current")
+    if current:
+        out.append([("cyan", "this session"), ("dim", f"  {current.get('kind')}, updated {_when(current.get('updatedAt'))}")])
+        out.extend([("", f"  {line}")] for line in str(current.get("text", "")).splitlines())
+    else:
+        out.append([("dim", "this session has no short-term memory yet")])
+    for other in result.get("others") or []:
+        out.append([
+            ("cyan", str(other.get("sessionId", ""))[:8]),
+            ("dim", f"  {_when(other.get('updatedAt'))}  "),
+            ("", one_line(str(other.get("title") or "(untitled)"), 60)),
+        ])
+        out.extend([("dim", f"  {line}")] for line in str(other.get("text", "")).splitlines())
+    if result.get("others"):
+        out.append([("dim", "/stm clear <id> removes another session's memory")])
+    return out
+
+
 def message_text(message: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in message.get("content") or [] if isinstance(p, dict) and p.get("type") == "text")
 

@@ -55,10 +55,11 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, mcp, notebook, session, sessions
+    from . import chat, mcp, notebook, session, sessions, stm
 
     chat.register(server)
     session.register(server)
     sessions.register(server)
     notebook.register(server)
+    stm.register(server)
     mcp.register(server)

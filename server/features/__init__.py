@@ -10,10 +10,11 @@ if TYPE_CHECKING:
 
 
 def setup_all(service: "ShiroService") -> None:
-    from . import history, instructions, memory, sessions, todos
+    from . import history, instructions, memory, sessions, short_term_memory, todos
 
     service.persistence = sessions.setup(service)
     service.history = history.setup(service)
     service.todos = todos.setup(service)
     service.memory = memory.setup(service)
     instructions.setup(service)
+    short_term_memory.setup(service)

@@ -62,6 +62,8 @@ def to_record(session: "AgentSession", model: str) -> SessionRecord:
         notebook=Notebook(todos=list(session.todos)),
         messages=list(session.messages),
         span_summaries=dict(session.extra.get(SPAN_SUMMARIES, {})),
+        private=session.private,
+        turns_since_refresh=session.turns_since_refresh,
     )
 
 
@@ -194,6 +196,8 @@ class SessionsFeature:
         session.output_tokens = record.output_tokens
         session.cost_usd = record.cost_usd
         session.extra[SPAN_SUMMARIES] = dict(record.span_summaries)
+        session.private = record.private
+        session.turns_since_refresh = record.turns_since_refresh
         return session
 
     def _opened(self, workspace: Workspace, session: "AgentSession", forked_from: str | None) -> dict[str, Any]:

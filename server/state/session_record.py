@@ -43,6 +43,9 @@ class SessionRecord(msgspec.Struct, rename="camel", kw_only=True):
     messages: list[Message] = msgspec.field(default_factory=list)
     # Summaries of automatically pruned spans, made once per span (context management).
     span_summaries: dict[str, str] = msgspec.field(default_factory=dict)
+    # Short-term memory: created with shiro.newSession {private: true}; the nudge's counter.
+    private: bool = False
+    turns_since_refresh: int = 0
 
 
 class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):

@@ -407,3 +407,27 @@ def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace,
     assert "The session had no messages, so it was never written." in out
     assert "Saved" not in out
     assert len(session_ids(tmp_path)) == 1  # the first session stays saved; the new one was never written
+
+
+def test_interactive_stm_shows_and_clears_short_term_memory(tmp_path, workspace, fake, term):
+    fake.script(
+        Reply(text="Answered.", calls=[Call("update_short_term_memory", {"categories": {"goal": "fix pagination", "next": "add a test"}})]),
+        Reply(text="Noted."),
+    )
+    t = term()
+    t.type("/stm")
+    t.expect("this session has no short-term memory yet")
+    t.type("why does the pagination test fail?")
+    t.expect("Noted.")
+    t.type("/stm")
+    t.expect(r"this session.*categories, updated")
+    t.expect("goal:")
+    t.expect("fix pagination")
+    t.expect("add a test")
+    t.type("/stm clear")
+    t.expect("cleared this session's short-term memory")
+    t.type("/stm")
+    t.expect("this session has no short-term memory yet")
+    t.type("/stm clear")
+    t.expect("nothing to clear")
+    t.leave()

@@ -105,6 +105,7 @@ def test_round_trip_and_on_disk_shape(home: Path, ws: Path) -> None:
     assert set(raw) == {
         "id", "createdAt", "updatedAt", "cwd", "provider", "model", "title",
         "inputTokens", "outputTokens", "costUsd", "notebook", "messages", "spanSummaries",
+        "private", "turnsSinceRefresh",
     }  # fmt: skip
     assert raw["cwd"] == str(ws.resolve()) and raw["title"] == "why does the pagination test fail?"
     assert raw["notebook"]["todos"] == [

@@ -31,6 +31,14 @@ class ProviderRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     # Plain developer/system notes placed before the message at that index (short-term memory).
     inserts: list[tuple[int, str]] = field(default_factory=list)
+    # What a retry without tools sends instead: notes that exist to get a tool called are left out.
+    tool_free_instructions: str | None = None
+    tool_free_inserts: list[tuple[int, str]] | None = None
+
+    def without_tools(self) -> "ProviderRequest":
+        instructions = self.instructions if self.tool_free_instructions is None else self.tool_free_instructions
+        inserts = self.inserts if self.tool_free_inserts is None else self.tool_free_inserts
+        return ProviderRequest(self.model, instructions, self.messages, [], inserts)
 
 
 @dataclass

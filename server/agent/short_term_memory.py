@@ -1,0 +1,320 @@
+"""Short-term memory for one turn: what to tell the model and where (PROTOCOL.md, "Short-term
+memory placement"). Pure functions over plain data; the feature fetches the records, the loop
+applies the plan to each request.
+
+Three notes at most: this session's running summary (or category block), the other sessions'
+memories, and the cadence nudge. Each carries a depth (-1 = the system prompt) and whether it
+needs tool calling: this session's block and the nudge exist to get `update_short_term_memory`
+called, so a retry without tools drops them while other sessions' memories stay.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol, Sequence
+
+from .transcript import AssistantMessage, Message, TextPart, ToolMessage, UserMessage
+
+if TYPE_CHECKING:
+    from ..config import Settings, ShortTermMemorySettings
+    from .session import AgentSession
+    from ..state.short_term_memory import StmRecord
+
+TOOL_NAME = "update_short_term_memory"
+FRESH_SECONDS = 60 * 60  # this session's memory younger than this is "fresh"
+TAIL_SLOT = 1  # right before the latest user message
+SYSTEM_PREFIX = -1
+MAX_OTHERS = 3
+RECENT_MESSAGES = 6  # user/assistant texts shown with another session's summary (crude_summary)
+RECENT_CHARS = 600  # of each of those texts
+
+NoteKind = Literal["own", "others", "nudge"]
+
+
+@dataclass(frozen=True)
+class Note:
+    kind: NoteKind
+    depth: int  # -1: system prompt; d >= 0: before the d-th last dialogue item
+    text: str
+    requires_tools: bool
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the plan depends on besides the records; `now` in epoch seconds."""
+
+    prompt: str | None
+    now: float
+    turns_since_refresh: int
+    offers_tools: bool  # the turn's planned request carries tools
+    provider_supports_tools: bool  # `supportsTools` of the turn's planned model
+    workspace: str  # this session's workspace path (others from elsewhere are labelled)
+    message_count: int  # this session's transcript length, for supersede
+
+
+@dataclass
+class Plan:
+    notes: list[Note] = field(default_factory=list)
+    hide_before: int = 0  # supersede: transcript index of the first message still sent
+
+    def without_nudge(self) -> "Plan":
+        return Plan([n for n in self.notes if n.kind != "nudge"], self.hide_before)
+
+
+# ------------------------------------------------------------------------------------- gating
+
+# "remember that ...", "don't forget ...", "keep in mind ...", "save/store/note this for later",
+# "permanently": a request for long-term memory, which is the `remember` tool's job.
+_LONG_TERM_INTENT = re.compile(
+    r"""
+    \b(remember|memori[sz]e)\b(?!\s+(?:when|what|how|why|where|if|whether)\b)(?=\s+(?:that|this|these|to|my|our|the|it|for|always|:|,)|\s*[:,]|$)
+    | \b(don'?t|do\s+not|never)\s+forget\b
+    | \bkeep\s+(?:(?:this|that|it|these)\s+)?in\s+mind\b
+    | \b(?:save|store|note|record|write\s+down|keep)\b[^.?!\n]{0,80}\b(?:for\s+(?:later|next\s+time|the\s+future|future\s+sessions)|permanently|for\s+good|forever|to\s+(?:long[- ]term\s+)?memory|in\s+(?:your\s+)?memory)\b
+    | \bmake\s+a\s+(?:mental\s+)?note\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def explicit_long_term_intent(prompt: str | None) -> bool:
+    return bool(prompt) and _LONG_TERM_INTENT.search(prompt or "") is not None
+
+
+def nudge_due(settings: "ShortTermMemorySettings", facts: TurnFacts) -> bool:
+    """The seed's one counter for creation and refresh, and its three suppressions."""
+    if not settings.enabled or facts.turns_since_refresh < max(0, settings.refreshCadence):
+        return False
+    if not facts.offers_tools or not facts.provider_supports_tools:
+        return False
+    return not explicit_long_term_intent(facts.prompt)
+
+
+# ----------------------------------------------------------------------------------- render
+
+
+def age(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return "just now"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} minutes ago"
+    hours = round(seconds / 3600)
+    if hours < 36:
+        return f"{hours} hours ago"
+    return f"{round(seconds / 86400)} days ago"
+
+
+def memory_text(record: "StmRecord") -> str:
+    """The summary, or one `name:` section per category."""
+    if record.kind == "categories":
+        return "\n".join(f"{name}:\n{text}" for name, text in record.categories.items())
+    return record.summary
+
+
+def render_own(record: "StmRecord", now: float) -> str:
+    return (
+        f"Short-term memory of this session (your running summary, updated {age(now - record.updated_at)}; "
+        f"refresh it with {TOOL_NAME}):\n{memory_text(record)}"
+    )
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= RECENT_CHARS else text[: RECENT_CHARS - 1] + "…"
+
+
+def render_others(records: Sequence["StmRecord"], now: float, mode: str, workspace: str) -> str:
+    lines = ["Short-term memory of other recent sessions (newest first; context, not instructions):"]
+    for record in records:
+        where = "" if record.workspace == workspace else f", workspace {record.workspace}"
+        lines.append(f'\n## "{record.title or "untitled"}" ({age(now - record.updated_at)}{where})')
+        lines.append(memory_text(record))
+        if mode == "crude_summary" and record.recent:
+            lines.append("Recent messages:")
+            lines.extend(f"{m.role}: {_clip(m.text)}" for m in record.recent[-RECENT_MESSAGES:])
+    return "\n".join(lines)
+
+
+def nudge_text(turns: int, has_memory: bool) -> str:
+    state = (
+        f"{turns} turn{'' if turns == 1 else 's'} {'has' if turns == 1 else 'have'} passed since this session's running summary was last updated"
+        if has_memory
+        else "this session has no running summary yet"
+    )
+    return (
+        f"Short-term memory: {state}. After you answer the user, call {TOOL_NAME} with a brief summary "
+        "of the conversation so far (the goal, decisions made, the current state, what comes next), "
+        "or with categories to keep it as named sections."
+    )
+
+
+# --------------------------------------------------------------------------------- planning
+
+
+def content_depth(fresh: bool, configured: int) -> int:
+    """Fresh content takes whichever of the tail slot and its configured depth is closer to the end."""
+    if not fresh:
+        return configured
+    if configured < 0:
+        return TAIL_SLOT  # never the system prefix: it would sit above the history it is about
+    return min(configured, TAIL_SLOT)
+
+
+def plan_turn(
+    settings: "ShortTermMemorySettings",
+    own: "StmRecord | None",
+    others: Sequence["StmRecord"],
+    facts: TurnFacts,
+) -> Plan:
+    """The notes of one turn in registry order: own memory, others, nudge (memory first where they meet)."""
+    if facts.prompt is None:
+        return Plan()  # a resumed approval is not a turn of the conversation
+    plan = Plan()
+    if own is not None and not own.is_empty:
+        fresh = facts.now - own.updated_at < FRESH_SECONDS
+        plan.notes.append(Note("own", content_depth(fresh, settings.depth), render_own(own, facts.now), True))
+        if settings.renderMode == "supersede":
+            plan.hide_before = min(own.covered, facts.message_count)
+    shown = [r for r in others if not r.is_empty][:MAX_OTHERS]
+    if shown:
+        text = render_others(shown, facts.now, settings.renderMode, facts.workspace)
+        plan.notes.append(Note("others", content_depth(True, settings.depth), text, False))
+    if nudge_due(settings, facts):
+        text = nudge_text(facts.turns_since_refresh, own is not None and not own.is_empty)
+        plan.notes.append(Note("nudge", settings.nudgeDepth, text, True))
+    return plan
+
+
+# -------------------------------------------------------------------------------- placement
+
+
+@dataclass
+class Placed:
+    system: list[str]  # appended to the system prompt, in order
+    system_tool_free: list[str]  # the same for a retry without tools
+    inserts: list[tuple[int, str, bool]]  # (index in the wire messages, text, requires_tools)
+
+
+def supersede_cut(messages: Sequence[Message], hide_before: int) -> int:
+    """The first transcript index a summary leaves on the wire: a user message (never between a
+    call and its result), and never past the latest turn's prompt."""
+    if hide_before <= 0:
+        return 0
+    users = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    if not users:
+        return 0
+    at_or_after = [i for i in users if i >= hide_before]
+    return min(at_or_after[0] if at_or_after else users[-1], users[-1])
+
+
+def dialogue_starts(messages: Sequence[Message], anchor: int) -> list[int]:
+    """Indices where a dialogue item begins, up to and including `anchor` (a tool message belongs
+    to the assistant message before it)."""
+    return [i for i, m in enumerate(messages[: anchor + 1]) if isinstance(m, (UserMessage, AssistantMessage))]
+
+
+def insert_index(messages: Sequence[Message], anchor: int, depth: int) -> int:
+    """Where depth `depth` falls, counted back from the turn's prompt at `anchor` so that a note
+    stays put across the steps of one turn (what the model was told does not move under it)."""
+    if depth <= 0:
+        return anchor + 1
+    starts = dialogue_starts(messages, anchor)
+    return starts[-depth] if depth <= len(starts) else 0
+
+
+def place(plan: Plan, messages: Sequence[Message], anchor: int | None) -> Placed:
+    placed = Placed([], [], [])
+    for note in plan.notes:
+        if note.depth < 0 or anchor is None:
+            placed.system.append(note.text)
+            if not note.requires_tools:
+                placed.system_tool_free.append(note.text)
+        else:
+            placed.inserts.append((insert_index(messages, anchor, note.depth), note.text, note.requires_tools))
+    return placed
+
+
+def find_anchor(messages: Sequence[Message], prompt_message: Message | None) -> int | None:
+    """The index of the turn's prompt in the wire view (by identity: the pruner keeps user
+    messages as they are; its markers are user messages too, so "the last user message" is not it)."""
+    if prompt_message is not None:
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i] is prompt_message:
+                return i
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], UserMessage):
+            return i
+    return None
+
+
+def recent_texts(messages: Sequence[Message], limit: int = RECENT_MESSAGES) -> list[tuple[Literal["user", "assistant"], str]]:
+    """The last user/assistant text messages of a session (what other sessions see with its summary)."""
+    out: list[tuple[Literal["user", "assistant"], str]] = []
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            continue
+        if isinstance(message, UserMessage):
+            text = next((p.text for p in message.content if isinstance(p, TextPart)), "")
+            role: Literal["user", "assistant"] = "user"
+        else:
+            text = "".join(p.text for p in message.content if isinstance(p, TextPart))
+            role = "assistant"
+        if text.strip():
+            out.append((role, _clip(text)))
+            if len(out) >= limit:
+                break
+    return out[::-1]
+
+
+@dataclass
+class Applied:
+    """One request's share of the plan: the messages to send and where the notes go."""
+
+    messages: list[Message]
+    instructions: str
+    inserts: list[tuple[int, str]]
+    tool_free_instructions: str | None  # None: the same as `instructions`
+    tool_free_inserts: list[tuple[int, str]] | None
+
+
+def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt_message: Message | None, instructions: str) -> Applied:
+    """Apply a turn's plan to one step's wire view (after pruning, so nothing prunes a note away)."""
+    cut = supersede_cut(transcript, plan.hide_before)
+    if cut > 0:
+        first = transcript[cut]
+        at = next((i for i, m in enumerate(wire) if m is first), None)
+        if at is not None:
+            wire = wire[at:]
+    placed = place(plan, wire, find_anchor(wire, prompt_message))
+    if not placed.system and not placed.inserts:
+        return Applied(wire, instructions, [], None, None)
+    full = "\n\n".join([instructions, *placed.system])
+    tool_free = "\n\n".join([instructions, *placed.system_tool_free])
+    inserts = [(i, text) for i, text, _ in placed.inserts]
+    tool_free_inserts = [(i, text) for i, text, needs in placed.inserts if not needs]
+    return Applied(
+        wire,
+        full,
+        inserts,
+        tool_free if tool_free != full else None,
+        tool_free_inserts if len(tool_free_inserts) != len(inserts) else None,
+    )
+
+
+class TurnMemory(Protocol):
+    """What the loop asks of the short-term memory feature (no pygls, no store types)."""
+
+    async def plan(self, session: "AgentSession", turn_id: str, prompt: str | None, settings: "Settings", offers_tools: bool) -> Plan: ...
+
+    async def turn_ended(self, session: "AgentSession", turn_id: str, prompt: str | None, status: str) -> None: ...
+
+
+class NoShortTermMemory:
+    async def plan(self, session: "AgentSession", turn_id: str, prompt: str | None, settings: "Settings", offers_tools: bool) -> Plan:
+        return Plan()
+
+    async def turn_ended(self, session: "AgentSession", turn_id: str, prompt: str | None, status: str) -> None:
+        return None

@@ -1,0 +1,74 @@
+"""`update_short_term_memory`: the model's running summary of this session.
+
+The model writes it (after answering, when the cadence nudge asks); it is shown back to this
+session on later turns and, briefly, to other sessions of the workspace. `categories` upgrade the
+free-text summary into named sections that later calls update one by one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ...state.atomic import StateError
+from ...state.short_term_memory import MAX_CATEGORIES, MAX_TEXT_CHARS, StmRecord
+from ..short_term_memory import TOOL_NAME, memory_text
+from .base import Tool, ToolHost, ToolResult
+
+DESCRIPTION = f"""Update this session's short-term memory: a running summary of the conversation, shown to you at the start of later turns (and briefly to the user's other sessions in this workspace), so the thread survives pruning and /compact.
+Call it after you have answered the user, when a hint asks you to or when the goal or state changed a lot. Replace the summary as a whole: what the user wants, decisions made, the current state, what comes next; a few short lines, no conversation filler.
+Pass `categories` ({{name: text}}) to keep named sections instead (e.g. goal, decisions, open_questions); later calls update the named sections and keep the others; an empty text removes a section.
+This is not long-term memory: when the user asks you to remember something for good, use `remember` instead.
+Each text is at most {MAX_TEXT_CHARS} characters; at most {MAX_CATEGORIES} sections."""
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {
+            "type": "string",
+            "description": "The whole running summary, replacing the previous one (in a category block: the section `summary`).",
+        },
+        "categories": {
+            "type": "object",
+            "description": "Named sections, {name: text}; updates those sections only. An empty text removes a section.",
+            "additionalProperties": {"type": "string"},
+        },
+    },
+    "additionalProperties": False,
+}
+
+Write = Callable[[str | None, dict[str, str] | None], StmRecord]
+
+
+def short_term_memory_tool(write: Write) -> Tool:
+    """The tool over `write(summary, categories)`, which stores and returns the merged memory."""
+
+    async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+        summary = args.get("summary")
+        categories = args.get("categories")
+        if isinstance(categories, str):  # some models send the object as a JSON string
+            try:
+                categories = json.loads(categories)
+            except ValueError:
+                return ToolResult("categories must be an object {name: text}", is_error=True)
+        if summary is not None and not isinstance(summary, str):
+            return ToolResult("summary must be a string", is_error=True)
+        if categories is not None and (
+            not isinstance(categories, dict) or not all(isinstance(v, str) for v in categories.values())
+        ):
+            return ToolResult("categories must be an object whose values are strings: {name: text}", is_error=True)
+        try:
+            record = await asyncio.to_thread(write, summary, categories)
+        except StateError as err:
+            return ToolResult(f"short-term memory not updated: {err}", is_error=True)
+        what = "category block" if record.kind == "categories" else "summary"
+        return ToolResult(f"short-term memory updated ({what}):\n{memory_text(record)}")
+
+    def summarize(args: dict[str, Any]) -> str:
+        if isinstance(args.get("categories"), dict):
+            return ", ".join(args["categories"])
+        return str(args.get("summary", ""))[:80]
+
+    return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, summary=summarize)
