@@ -194,6 +194,16 @@ def cost_text(status: dict[str, Any] | None) -> str:
     return f"↑{_tokens(status.get('inputTokens'))} ↓{_tokens(status.get('outputTokens'))} {money}"
 
 
+def _side_lines(status: dict[str, Any]) -> list[Line]:
+    """The side requests' share of the figures above (summaries of pruned history, /compact, /memory)."""
+    tokens_in, tokens_out = int(status.get("sideInputTokens") or 0), int(status.get("sideOutputTokens") or 0)
+    if not (tokens_in or tokens_out):
+        return []
+    cost = status.get("sideCostUsd")
+    money = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
+    return [[("dim", f"    of which side requests (summaries, /compact, /memory): {tokens_in:,} in, {tokens_out:,} out{money}")]]
+
+
 def cost_lines(status: dict[str, Any]) -> list[Line]:
     cost = status.get("costUsd")
     return [
@@ -202,6 +212,7 @@ def cost_lines(status: dict[str, Any]) -> list[Line]:
         [("", f"  input tokens   {int(status.get('inputTokens') or 0):,}")],
         [("", f"  output tokens  {int(status.get('outputTokens') or 0):,}")],
         [("", "  cost           " + (f"${cost:.4f}" if isinstance(cost, (int, float)) else "unknown (no price for this model)"))],
+        *_side_lines(status),
         [("", f"  context        {status.get('contextTokens', 0):,} of {status.get('contextThreshold', 0):,} estimated tokens"), ("", " "), gauge(status)],
     ]
 
@@ -233,6 +244,30 @@ def notes_lines(entries: list[dict[str, Any]]) -> list[Line]:
     if not entries:
         return [[("dim", "project memory is empty")]]
     return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", "")))] for e in entries]
+
+
+MCP_STATE_STYLE = {"ready": "green", "starting": "yellow", "failed": "red", "disabled": "dim", "untrusted": "yellow"}
+
+
+def mcp_lines(servers: list[dict[str, Any]]) -> list[Line]:
+    """`/mcp`: one line per server (state, source, tool count), its error, then its tools."""
+    if not servers:
+        return [[("dim", "no MCP servers configured (the mcpServers setting, or .mcp.json in the project)")]]
+    out: list[Line] = []
+    for server in servers:
+        state = str(server.get("state", ""))
+        tools = server.get("tools") or []
+        out.append([
+            ("bold", str(server.get("name", ""))),
+            (MCP_STATE_STYLE.get(state, ""), f"  {state}"),
+            ("dim", f"  {server.get('source', '')}  {plural(len(tools), 'tool')}"),
+        ])
+        for line in str(server.get("error") or "").splitlines()[:8]:
+            out.append([("red" if state == "failed" else "dim", f"    {one_line(line, WIDTH - 4)}")])
+        for tool in tools:
+            name = str(tool.get("modelName") or tool.get("name", ""))
+            out.append([("cyan", f"    {name}"), ("dim", f"  {one_line(str(tool.get('description') or ''), 60)}")])
+    return out
 
 
 def stm_lines(result: dict[str, Any]) -> list[Line]:

@@ -7,13 +7,14 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from . import protocol as wire
-from .agent.events import ApprovalAnswer
-from .agent.tools.disk_host import DiskToolHost
-from .delta_coalescing import DeltaCoalescer
+from .. import protocol as wire
+from ..agent.events import ApprovalAnswer
+from ..agent.tools.disk_host import DiskToolHost
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -26,27 +27,23 @@ class LspSink:
 
     def __init__(self, server: "LanguageServer") -> None:
         self.server = server
-        self._events = DeltaCoalescer(lambda payload: self._notify(wire.EVENT, payload))
 
-    def _notify(self, method: str, payload: dict[str, Any]) -> None:
+    def _notify(self, method: str, payload: msgspec.Struct) -> None:
         try:
-            self.server.protocol.notify(method, payload)
+            self.server.protocol.notify(method, msgspec.to_builtins(payload))
         except Exception:  # a closed pipe must not break the turn; state is still saved
             log.debug("could not send %s", method, exc_info=True)
 
-    def event(self, payload: dict[str, Any]) -> None:
-        self._events.event(payload)  # deltas joined while the client is busy (delta_coalescing.py)
+    def event(self, event: wire.Event) -> None:
+        self._notify(wire.EVENT, event)
 
-    def todos(self, payload: dict[str, Any]) -> None:
-        self._events.flush()
+    def todos(self, payload: wire.TodosNotification) -> None:
         self._notify(wire.TODOS_NOTIFICATION, payload)
 
-    def status(self, payload: dict[str, Any]) -> None:
-        self._events.flush()
+    def status(self, payload: wire.StatusPayload) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
     async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
-        self._events.flush()  # the text before the question is shown before it
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=f"shiro-neko wants to {summary}",
@@ -62,7 +59,6 @@ class LspSink:
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         """A question with buttons; the chosen title, or None when dismissed or not shown."""
-        self._events.flush()
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,
@@ -138,7 +134,7 @@ class LspToolHost(DiskToolHost):
     async def _save(self, path: Path, new_text: str) -> None:
         if self._offers_save_documents():
             try:
-                await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, {"uris": [path.as_uri()]})
+                await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, wire.to_wire(wire.SaveDocumentsParams(uris=[path.as_uri()])))
                 return
             except Exception as exc:
                 log.warning("shiro/saveDocuments failed (%s); writing the file instead", exc)
