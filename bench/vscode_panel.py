@@ -29,7 +29,7 @@ import uuid_utils
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from shiro_neko.agent.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage  # noqa: E402
+from shiro_neko.model.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage  # noqa: E402
 from shiro_neko.state.session_record import SessionRecord, encode_record, make_title  # noqa: E402
 from tests.clients.vscode_harness import VsCode, missing, server_env  # noqa: E402
 from tests.fake_provider import FakeProvider, Reply  # noqa: E402
