@@ -1,8 +1,9 @@
 """The pygls server: lifecycle, settings and workspace folders. No agent logic lives here.
 
-Two pygls 2.1.1 quirks are mended in `ShiroProtocol` (see the shared notes): `$/cancelRequest`
-answers the client but leaves an executeCommand coroutine running, and finished command futures
-are never removed from `_request_futures`.
+Three pygls 2.1.1 quirks are mended in `ShiroProtocol` (see the shared notes): `$/cancelRequest`
+answers the client but leaves an executeCommand coroutine running, finished command futures
+are never removed from `_request_futures`, and a request whose params do not fit its method is
+logged and never answered (the client would wait for ever).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from cattrs import transform_error
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -33,6 +36,22 @@ class ShiroProtocol(LanguageServerProtocol):
         server = self._server
         if isinstance(server, ShiroServer):
             server.cancel_request(msg_id)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            # pygls raises this out of its reader loop, which logs it and reads on: a request
+            # would never get an answer. Answer it here, naming what did not fit.
+            msg_id = data.get("id") if isinstance(data, dict) else None
+            if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) and isinstance(data.get("method"), str):
+                error = exc
+                if isinstance(exc, JsonRpcInvalidParams):
+                    cause = exc.__cause__
+                    detail = "; ".join(transform_error(cause)) if cause is not None else ""
+                    error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {detail or 'they do not fit the method'}")
+                self._send_response(msg_id, error=error.to_response_error())
+            raise
 
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
