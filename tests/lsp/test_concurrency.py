@@ -79,7 +79,7 @@ async def test_four_servers_lose_nothing(tmp_path, fake, workspace, capsys):
             assert sorted(prompts) == sorted(p for ps in prompted.values() for p in ps), "a prompt was lost"
             for n, own in prompted.items():  # each server's prompts keep their order
                 assert [p for p in prompts if p.startswith(f"server {n} ")] == own
-            listed = {s["id"] for s in (await h.command("shiro.sessions"))["sessions"]}
+            listed = {s["id"] for s in (await h.command("shiro.sessions", {"limit": 1000}))["sessions"]}
             assert listed == set(todos), "a session is missing from a listing"
     finally:
         for h in servers:
