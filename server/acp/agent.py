@@ -19,7 +19,8 @@ from ..agent.attachments import file_block
 from ..agent.provider.openai_provider import preload_sdk
 from ..agent.session import AgentSession, TurnOutcome
 from ..errors import InvalidArguments, Refused
-from ..protocol import ChatArgs
+from ..mcp.specs import SpecError, spec_from_acp
+from ..protocol import ChatArgs, SessionSummary
 from ..service import ShiroService
 from ..workspaces import Workspace
 from . import slash, updates
@@ -95,6 +96,16 @@ class ShiroAcpAgent:
         self.service.workspaces.add(root)
         return self.service.workspaces.pick(root.resolve().as_uri())
 
+    def _use_editor_mcp_servers(self, workspace: Workspace, mcp_servers: list[Any] | None) -> None:
+        """The editor's `mcpServers` run through the MCP feature, beside the settings' servers."""
+        if not mcp_servers:
+            return
+        try:
+            specs = [spec_from_acp(server) for server in mcp_servers]
+        except SpecError as exc:
+            raise _invalid(f"mcpServers: {exc}") from None
+        self.service.mcp.use_client_servers(workspace.root, specs)
+
     def _preload(self) -> None:
         if not self._preloaded:
             self._preloaded = True
@@ -112,6 +123,7 @@ class ShiroAcpAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> schema.NewSessionResponse:
         workspace = self._workspace(cwd)
+        self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
         session = self.service.new_session(workspace)
         self.service.opened(session)
@@ -122,12 +134,13 @@ class ShiroAcpAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> schema.LoadSessionResponse:
         workspace = self._workspace(cwd)
+        self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
         try:
             opened = await self.service.persistence.resume(workspace, session_id, False)
         except (Refused, InvalidArguments) as exc:
             raise _invalid(str(exc)) from None
-        session = self.service.sessions[opened["sessionId"]]
+        session = self.service.sessions[opened.sessionId]
         if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
             self._live[session_id] = session.id
             self.sink.editor_ids[session.id] = session_id
@@ -140,12 +153,12 @@ class ShiroAcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> schema.ListSessionsResponse:
         workspaces = [self._workspace(cwd)] if cwd else (self.service.workspaces.all() or [self._workspace(str(Path.cwd()))])
-        rows: list[dict[str, Any]] = []
+        rows: list[SessionSummary] = []
         for workspace in workspaces:
-            rows += await self.service.persistence.list(workspace, LIST_LIMIT)
-        rows.sort(key=lambda r: r["updatedAt"], reverse=True)
+            rows += (await self.service.persistence.list(workspace, LIST_LIMIT)).sessions
+        rows.sort(key=lambda r: r.updated_at, reverse=True)
         return schema.ListSessionsResponse(sessions=[
-            schema.SessionInfo(session_id=r["id"], cwd=r["cwd"], title=r["title"] or None, updated_at=r["updatedAt"])
+            schema.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at)
             for r in rows[:LIST_LIMIT]
         ])
 
