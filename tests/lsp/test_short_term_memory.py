@@ -463,12 +463,15 @@ async def test_broken_database_file_is_kept_and_turns_go_on(tmp_path, fake, work
         assert result["status"] == "completed" and result["text"] == "fine"
         got = labels(fake, fake.requests[-1])
         assert got == ["user:hello"]  # nothing from short-term memory, not even a nudge
+        notices = [e["message"] for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]
+        assert len(notices) == 1 and "corrupt" in notices[0] and ".corrupt-" in notices[0]
         copies = list(home.glob(FILE_NAME + ".corrupt-*"))
         assert len(copies) == 1 and copies[0].read_bytes() == garbage
         fake.script(Reply(text="", calls=[stm_call("try")]), Reply(text="ok"))
         result = await h.chat("again")
         out = next(e for e in h.of_turn(result["turnId"]) if e["type"] == "tool_result")
         assert out["isError"] and "corrupt" in out["output"]
+        assert not [e for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]  # told once
         with pytest.raises(JsonRpcException, match="corrupt"):
             await h.command("shiro.stm", {})
         assert (home / FILE_NAME).read_bytes() == garbage  # never written
