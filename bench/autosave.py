@@ -32,7 +32,7 @@ class _Bridge:
 
         self.sink = ListSink()
 
-    def host_for(self, root: Path) -> Any:
+    def host_for(self, root: Path, session_id: str) -> Any:
         from shiro_neko.agent.tools.disk_host import DiskToolHost
 
         return DiskToolHost(root)

@@ -79,7 +79,7 @@ class ShiroServer(LanguageServer):
         if not self.shut_down:
             self.service.flush_sync(log_line=lambda line: print(line, file=sys.stderr, flush=True))
 
-    def host_for(self, root: Path) -> LspToolHost:
+    def host_for(self, root: Path, session_id: str) -> LspToolHost:
         return LspToolHost(root, self)
 
     async def ask(self, message: str, actions: list[str]) -> str | None:

@@ -41,7 +41,7 @@ class LspSink:
     def status(self, payload: dict[str, Any]) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=f"shiro-neko wants to {summary}",

@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+import msgspec
 import uuid_utils
 
 from .agent.attachments import AttachmentError, read_attachments
@@ -22,7 +23,7 @@ from .agent.short_term_memory import NoShortTermMemory
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import sandbox_for
-from .config import Settings, merge_settings
+from .config import Approvals, Settings, merge_settings
 from .errors import Refused
 from .mcp.manager import McpManager, status_of
 from .state.paths import shiro_home
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 class EditorBridge(Protocol):
     sink: EventSink
 
-    def host_for(self, root: Path) -> ToolHost: ...
+    def host_for(self, root: Path, session_id: str) -> ToolHost: ...
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         """A question with buttons (trusting a project's MCP servers); None when dismissed."""
@@ -50,6 +51,7 @@ class ShiroService:
         self.settings = Settings()
         self.workspaces = Workspaces()
         self.sessions: dict[str, AgentSession] = {}
+        self.approval_modes: dict[str, Approvals] = {}
         self._providers: dict[str, tuple[tuple[Any, ...], OpenAIProvider]] = {}
         # Hooks other features fill in (persistence, memory, task list).
         self.session_tools: list[Callable[[AgentSession], list[Tool]]] = []
@@ -69,6 +71,11 @@ class ShiroService:
     def update_settings(self, raw: Any) -> None:
         self.settings = merge_settings(self.settings, raw)
         self.mcp.configure(self.settings.mcpServers)
+
+    def settings_for(self, session_id: str) -> Settings:
+        """The settings one session runs under: ACP's session modes switch `approvals` per session."""
+        mode = self.approval_modes.get(session_id)
+        return self.settings if mode is None else msgspec.structs.replace(self.settings, approvals=mode)
 
     # -- sessions -------------------------------------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
@@ -93,10 +100,11 @@ class ShiroService:
             hook(session, turn_ended)
 
     def make_session(self, workspace: Workspace, session_id: str | None = None, private: bool = False) -> AgentSession:
+        session_id = session_id or str(uuid_utils.uuid7())
         deps = SessionDeps(
-            settings=lambda: self.settings,
+            settings=lambda: self.settings_for(session_id),
             sink=self.bridge.sink,
-            host=self.bridge.host_for(workspace.root),
+            host=self.bridge.host_for(workspace.root, session_id),
             provider=lambda settings: self.provider_for(session, settings),
             tools=self._tools_for,
             system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
@@ -106,7 +114,7 @@ class ShiroService:
             before_turn=lambda s: self.mcp.prepare_turn(s.root),
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
-        session = AgentSession(id=session_id or str(uuid_utils.uuid7()), root=workspace.root, deps=deps, private=private)
+        session = AgentSession(id=session_id, root=workspace.root, deps=deps, private=private)
         self.sessions[session.id] = session
         return session
 
@@ -136,7 +144,8 @@ class ShiroService:
             hook(workspace, prompt)
 
     # -- commands -------------------------------------------------------------------------
-    def submit_chat(self, args: ChatArgs) -> tuple[AgentSession, QueuedPrompt]:
+    def submit_chat(self, args: ChatArgs, extra_blocks: list[str] | None = None) -> tuple[AgentSession, QueuedPrompt]:
+        """Queue a prompt; `extra_blocks` are attachments the editor sent as text (ACP resources)."""
         if not args.prompt.strip():
             raise Refused("the prompt is empty")
         session = self.session_for(args.sessionId, args.workspace)
@@ -144,7 +153,7 @@ class ShiroService:
             attached = read_attachments(session.deps.host, args.attachments)
         except AttachmentError as exc:
             raise Refused(str(exc)) from None
-        return session, session.submit(args.prompt, attachments=attached)
+        return session, session.submit(args.prompt, attachments=attached + list(extra_blocks or []))
 
     def abort(self, args: SessionArgs) -> AbortResult:
         session = self.session_for(args.sessionId, args.workspace)

@@ -26,10 +26,15 @@ def read_attachments(host: ToolHost, paths: list[str]) -> list[str]:
             text = current_text(host, path, raw)
         except ToolError as exc:
             raise AttachmentError(f"cannot attach {raw!r}: {exc}") from None
-        note = ""
-        if len(text) > MAX_CHARS:
-            note = f"\n[... truncated: showing the first {MAX_CHARS:,} of {len(text):,} characters]"
-            text = text[:MAX_CHARS]
-        rel = workspace_relative(host.root, path)
-        blocks.append(f'<attached-file path="{rel}">\n{text}{note}\n</attached-file>')
+        blocks.append(file_block(workspace_relative(host.root, path), text))
     return blocks
+
+
+def file_block(shown: str, text: str) -> str:
+    """One attached file as the model sees it (also what ACP's embedded resources become)."""
+    note = ""
+    if len(text) > MAX_CHARS:
+        note = f"\n[... truncated: showing the first {MAX_CHARS:,} of {len(text):,} characters]"
+        text = text[:MAX_CHARS]
+    return f'<attached-file path="{shown}">\n{text}{note}\n</attached-file>'
+

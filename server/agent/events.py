@@ -21,8 +21,8 @@ class EventSink(Protocol):
     def status(self, payload: dict[str, Any]) -> None:
         """One `shiro/status`."""
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
-        """Ask the user; a dismissed dialog is a deny."""
+    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
+        """Ask the user; a dismissed dialog is a deny. `tool_call_id` names the call (ACP shows it)."""
 
 
 class ListSink:
@@ -44,6 +44,6 @@ class ListSink:
     def status(self, payload: dict[str, Any]) -> None:
         self.statuses.append(payload)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str) -> ApprovalAnswer:
+    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
         self.asked.append((tool_name, summary))
         return self.answers.pop(0) if self.answers else "allow"

@@ -118,7 +118,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         if steps >= settings.maxSteps:
             message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
             state.emit("notice", message=message)
-            return TurnOutcome("completed", text=state.text)
+            return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
         message = await _provider_step(state)
         if not any(isinstance(p, ToolCallPart) for p in message.content):

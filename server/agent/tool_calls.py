@@ -69,7 +69,7 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
     settings = session.deps.settings()
     if needs_approval(tool, settings.approvals) and tool.name not in session.always_allowed:
-        answer = await session.deps.sink.approve(session.id, tool.name, describe_call(tool, call))
+        answer = await session.deps.sink.approve(session.id, tool.name, describe_call(tool, call), call.tool_call_id)
         if answer == "deny":
             return ToolResultPart(call.tool_call_id, call.tool_name, "denied: the user did not allow this call", True)
         if answer == "always":

@@ -5,6 +5,7 @@
     shiro -c [-p ...]           continue the newest session of this directory
     shiro -r PREFIX [-p ...]    continue a session by id or unique prefix
     shiro sessions [--json]     this directory's sessions, newest first
+    shiro acp                   the agent over the Agent Client Protocol on stdio (Zed, JetBrains)
 
 The client starts the language server (`python -m shiro_neko`) and speaks LSP to it; the flags
 travel as `initializationOptions`. prompt_toolkit is imported only for the interactive UI, and
@@ -17,6 +18,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="shiro",
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
         "       [--base-url URL] [--wire-api API]\n"
-        "       shiro sessions [--json] [--limit N]",
+        "       shiro sessions [--json] [--limit N]\n"
+        "       shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]",
         description="shiro-neko in the terminal: a coding agent behind a language server.",
         epilog="Keys: Esc or Ctrl-C abort the turn, Ctrl-C twice or Ctrl-D leave, Up/Down walk the prompt history. "
         "Type /help inside for slash commands.",
@@ -54,10 +57,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wire-api", choices=("responses", "chat", "auto"),
                         help="API shape the endpoint speaks (chat for most local servers; default: the setting, responses)")
     parser.add_argument("--version", action="version", version=f"shiro {__version__}")
-    sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions")
+    sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions | acp")
     sessions = sub.add_parser("sessions", help="list this directory's sessions, newest first")
     sessions.add_argument("--json", action="store_true", help="print JSON: {sessions: [{id, title, ...}]}")
     sessions.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    sub.add_parser("acp", help="serve Agent Client Protocol editors on stdio (see docs/acp.md)")
     return parser.parse_args(argv)
 
 
@@ -142,6 +146,11 @@ async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     mark("client-main")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["acp"]:
+        # The ACP front end runs in place of this process (same pid and pipes); the terminal
+        # client stays free of the server's internals.
+        os.execv(sys.executable, [sys.executable, "-m", "shiro_neko.acp", *argv[1:]])
     args = parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # the terminal is the UI's
     cwd = Path.cwd().resolve()

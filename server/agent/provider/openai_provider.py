@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import random
+import threading
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Literal
 
@@ -22,6 +23,16 @@ from ...trace import mark
 from .base import Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
 log = logging.getLogger(__name__)
+
+
+def preload_sdk() -> None:
+    """Import the SDK in a background thread, for a front end that knows a prompt is coming
+    (an ACP editor opens a session before the user types): the first request then skips ~1 s."""
+
+    def load() -> None:
+        import openai  # noqa: F401
+
+    threading.Thread(target=load, name="shiro-preload-openai", daemon=True).start()
 
 MAX_RETRIES = 3
 NO_KEY_PLACEHOLDER = "sk-no-key-required"

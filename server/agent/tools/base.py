@@ -25,6 +25,9 @@ class ToolHost(Protocol):
     def open_document_text(self, path: Path) -> str | None:
         """The editor buffer's text when the file is open there (unsaved edits included), else None."""
 
+    async def editor_text(self, path: Path) -> str | None:
+        """The same for the file tools, where the editor may have to be asked (ACP's fs/read_text_file)."""
+
     async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
         """Replace the whole file's text (through the editor when it can, else on disk, atomically).
 

@@ -32,6 +32,9 @@ class DiskToolHost:
     def open_document_text(self, path: Path) -> str | None:
         return None  # no editor, so no buffers
 
+    async def editor_text(self, path: Path) -> str | None:
+        return self.open_document_text(path)  # subclasses with buffers in memory answer at once
+
     async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
         write_atomically(Path(path), new_text)
         return True  # nobody to ask, so never rejected

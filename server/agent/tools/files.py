@@ -109,6 +109,12 @@ def current_text(host: ToolHost, path: Path, shown: str) -> str:
     return buffered if buffered is not None else read_disk_text(path, shown)
 
 
+async def editor_or_disk_text(host: ToolHost, path: Path, shown: str) -> str:
+    """`current_text` for the file tools: an editor that must be asked (ACP) is asked."""
+    buffered = await host.editor_text(path)
+    return buffered if buffered is not None else read_disk_text(path, shown)
+
+
 def _number(lines: list[str], first: int) -> str:
     out = []
     for offset, line in enumerate(lines):
@@ -121,7 +127,7 @@ def _number(lines: list[str], first: int) -> str:
 async def _read_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     path = resolve_workspace_path(host.root, args["path"])
     shown = workspace_relative(host.root, path)
-    lines = split_lines(current_text(host, path, shown))
+    lines = split_lines(await editor_or_disk_text(host, path, shown))
     start: int = args.get("start_line") or 1
     end: int | None = args.get("end_line")
     if start < 1 or (end is not None and end < 1):
@@ -202,7 +208,7 @@ async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
         raise ToolError("old_text is empty; to write a whole file use write_file")
     if old == new:
         raise ToolError("old_text and new_text are the same; there is nothing to change")
-    text = current_text(host, path, shown)
+    text = await editor_or_disk_text(host, path, shown)
     found = _positions(text, old)
     if not found and "\r\n" in text and "\r\n" not in old:
         # read_file shows CRLF files without the \r, so the model's old_text has bare \n.

@@ -1,0 +1,7 @@
+"""The Agent Client Protocol front end (`shiro acp`): Zed, JetBrains and other ACP editors.
+
+A second front end beside the LSP package, over the same service, features, agent and state. The
+official `agent-client-protocol` package does the framing and the schema; this package maps ACP's
+sessions, prompts, updates, permissions and file system onto the service's seams. It never imports
+the LSP package (tests/unit/test_architecture.py checks it).
+"""

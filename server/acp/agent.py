@@ -1,0 +1,226 @@
+"""The ACP agent: sessions, prompts, modes and cancel, mapped onto the service.
+
+One ACP session is one of our sessions (same id, same record, same workspace key for its `cwd`),
+so a session made in VS Code or the terminal loads here and the other way round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp import PROTOCOL_VERSION, RequestError, schema
+
+from .. import __version__
+from ..agent.attachments import file_block
+from ..agent.provider.openai_provider import preload_sdk
+from ..agent.session import AgentSession, TurnOutcome
+from ..errors import InvalidArguments, Refused
+from ..protocol import ChatArgs
+from ..service import ShiroService
+from ..workspaces import Workspace
+from . import slash, updates
+from .host import AcpToolHost, Editor
+from .sink import AcpSink
+
+log = logging.getLogger(__name__)
+
+# Session modes are the `approvals` setting's three values, switchable per session.
+MODES = [
+    schema.SessionMode(id="ask", name="Ask", description="Edits and commands need your yes"),
+    schema.SessionMode(id="auto-edit", name="Auto edit", description="Edits run at once; commands need your yes"),
+    schema.SessionMode(id="auto", name="Auto", description="Everything runs without asking"),
+]
+LIST_LIMIT = 100
+
+
+def _invalid(message: str) -> RequestError:
+    return RequestError(-32602, message)
+
+
+class AcpBridge:
+    """The service's editor bridge for ACP: one sink, and a file host per session."""
+
+    def __init__(self) -> None:
+        self.editor = Editor()
+        self.sink = AcpSink(self.editor)
+
+    def host_for(self, root: Path, session_id: str) -> AcpToolHost:
+        return AcpToolHost(root, session_id, self.editor)
+
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        return await self.sink.ask(message, actions)
+
+
+class ShiroAcpAgent:
+    def __init__(self, service: ShiroService, bridge: AcpBridge) -> None:
+        self.service = service
+        self.bridge = bridge
+        self.sink = bridge.sink
+        self.sink.service = service
+        self._preloaded = False
+        self._live: dict[str, str] = {}  # the editor's session id -> ours (a fork on load differs)
+
+    def on_connect(self, conn: Any) -> None:
+        self.bridge.editor.client = conn
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def initialize(self, protocol_version: int, client_capabilities: schema.ClientCapabilities | None = None,
+                         client_info: schema.Implementation | None = None, **kwargs: Any) -> schema.InitializeResponse:
+        fs = client_capabilities.fs if client_capabilities is not None else None
+        self.bridge.editor.can_read = bool(fs and fs.read_text_file)
+        self.bridge.editor.can_write = bool(fs and fs.write_text_file)
+        return schema.InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=schema.McpCapabilities(http=True, sse=False),
+                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
+            ),
+            agent_info=schema.Implementation(name="shiro-neko", title="shiro-neko", version=__version__),
+            auth_methods=[],
+        )
+
+    # -- sessions -------------------------------------------------------------------------
+    def _workspace(self, cwd: str) -> Workspace:
+        root = Path(cwd)
+        if not root.is_absolute():
+            raise _invalid(f"cwd must be an absolute path, got {cwd!r}")
+        if not root.is_dir():
+            raise _invalid(f"cwd {cwd!r} is not a directory")
+        self.service.workspaces.add(root)
+        return self.service.workspaces.pick(root.resolve().as_uri())
+
+    def _preload(self) -> None:
+        if not self._preloaded:
+            self._preloaded = True
+            preload_sdk()
+
+    def _modes(self, session: AgentSession) -> schema.SessionModeState:
+        return schema.SessionModeState(current_mode_id=self.service.settings_for(session.id).approvals, available_modes=MODES)
+
+    def _session(self, session_id: str) -> AgentSession:
+        session = self.service.sessions.get(self._live.get(session_id, session_id))
+        if session is None:
+            raise _invalid(f"unknown session {session_id!r}: start one with session/new or load it with session/load")
+        return session
+
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: list[Any] | None = None, **kwargs: Any) -> schema.NewSessionResponse:
+        workspace = self._workspace(cwd)
+        self._preload()
+        session = self.service.new_session(workspace)
+        self.service.opened(session)
+        self.sink.send(session.id, slash.available_commands())
+        await self.sink.drain()
+        return schema.NewSessionResponse(session_id=session.id, modes=self._modes(session))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           additional_directories: list[str] | None = None, **kwargs: Any) -> schema.LoadSessionResponse:
+        workspace = self._workspace(cwd)
+        self._preload()
+        try:
+            opened = await self.service.persistence.resume(workspace, session_id, False)
+        except (Refused, InvalidArguments) as exc:
+            raise _invalid(str(exc)) from None
+        session = self.service.sessions[opened["sessionId"]]
+        if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
+            self._live[session_id] = session.id
+            self.sink.editor_ids[session.id] = session_id
+        tools = {t.name: t for t in session.deps.tools(session)}
+        for update in updates.replay(session.root, session.messages, tools):
+            self.sink.send(session.id, update)
+        self.sink.send(session.id, slash.available_commands())
+        await self.sink.drain()  # the whole history before the answer, as ACP asks
+        return schema.LoadSessionResponse(modes=self._modes(session))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> schema.ListSessionsResponse:
+        workspaces = [self._workspace(cwd)] if cwd else (self.service.workspaces.all() or [self._workspace(str(Path.cwd()))])
+        rows: list[dict[str, Any]] = []
+        for workspace in workspaces:
+            rows += await self.service.persistence.list(workspace, LIST_LIMIT)
+        rows.sort(key=lambda r: r["updatedAt"], reverse=True)
+        return schema.ListSessionsResponse(sessions=[
+            schema.SessionInfo(session_id=r["id"], cwd=r["cwd"], title=r["title"] or None, updated_at=r["updatedAt"])
+            for r in rows[:LIST_LIMIT]
+        ])
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> schema.SetSessionModeResponse:
+        session = self._session(session_id)
+        if mode_id not in {m.id for m in MODES}:
+            raise _invalid(f"unknown mode {mode_id!r} (modes: {', '.join(m.id for m in MODES)})")
+        self.service.approval_modes[session.id] = mode_id  # type: ignore[assignment]
+        self.sink.send(session.id, updates.helpers.update_current_mode(mode_id))
+        await self.sink.drain()
+        return schema.SetSessionModeResponse()
+
+    # -- turns ----------------------------------------------------------------------------
+    def _prompt_parts(self, session: AgentSession, blocks: list[Any]) -> tuple[str, list[str], list[str]]:
+        """The prompt text, the workspace files it links, and the text resources it embeds."""
+        texts: list[str] = []
+        links: list[str] = []
+        embedded: list[str] = []
+        for block in blocks:
+            if isinstance(block, schema.TextContentBlock):
+                texts.append(block.text)
+            elif isinstance(block, schema.ResourceContentBlock):
+                links.append(_file_path(block.uri))
+            elif isinstance(block, schema.EmbeddedResourceContentBlock) and isinstance(block.resource, schema.TextResourceContents):
+                embedded.append(file_block(_shown(session.root, block.resource.uri), block.resource.text))
+            else:
+                kind = getattr(block, "type", type(block).__name__)
+                raise _invalid(f"unsupported prompt content {kind!r}: shiro-neko takes text, resource links and text resources")
+        return "".join(texts), links, embedded
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> schema.PromptResponse:
+        session = self._session(session_id)
+        text, links, embedded = self._prompt_parts(session, prompt)
+        command = slash.parse(text.strip())
+        if command is not None:
+            answer = await slash.run(self.service, session, *command)
+            self.sink.send(session.id, updates.helpers.update_agent_message_text(answer))
+            await self.sink.drain()
+            return schema.PromptResponse(stop_reason="end_turn")
+        try:
+            _, item = self.service.submit_chat(ChatArgs(prompt=text, sessionId=session.id, attachments=links), embedded)
+        except (Refused, InvalidArguments) as exc:
+            raise _invalid(str(exc)) from None
+        # Shielded: a connection that closes mid-turn cancels this handler, not the turn (it is saved).
+        outcome = await asyncio.shield(item.done)
+        await self.sink.drain()  # every update of the turn before its answer
+        return schema.PromptResponse(stop_reason=stop_reason(outcome), field_meta={"shiro": {"turnId": item.turn_id}})
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.service.sessions.get(self._live.get(session_id, session_id))
+        if session is not None:
+            session.abort()  # the running turn ends as `cancelled`; queued prompts are cleared
+
+
+def stop_reason(outcome: TurnOutcome) -> schema.StopReason:
+    if outcome.status == "aborted":
+        return "cancelled"
+    if outcome.status == "error":
+        # ACP has no stop reason for a failed turn: the prompt request fails with the reason.
+        raise RequestError(-32603, outcome.error or "the turn failed", {"text": outcome.text})
+    if outcome.max_steps_reached:
+        return "max_turn_requests"
+    return "end_turn"
+
+
+def _file_path(uri: str) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file"):
+        raise _invalid(f"unsupported resource link {uri!r}: only files of the workspace can be attached")
+    return unquote(parsed.path) if parsed.scheme else uri
+
+
+def _shown(root: Path, uri: str) -> str:
+    path = Path(_file_path(uri)) if uri.startswith("file:") else Path(uri)
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,102 @@
+"""Slash commands in an ACP prompt: `/compact`, `/notes`, `/todos`, `/memory`, `/sessions`, `/save`.
+
+Advertised with `available_commands_update`; a prompt that starts with one runs it through the
+same service and features the LSP commands call, and the answer is one agent message.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Awaitable, Callable
+
+import msgspec
+from acp import schema
+
+from ..errors import InvalidArguments, Refused
+from ..features.todos import payload as todos_payload
+from ..protocol import CompactArgs
+
+if TYPE_CHECKING:
+    from ..agent.session import AgentSession
+    from ..service import ShiroService
+
+Handler = Callable[["ShiroService", "AgentSession", str], Awaitable[str]]
+
+
+async def _compact(service: "ShiroService", session: "AgentSession", focus: str) -> str:
+    result = await service.compact(CompactArgs(sessionId=session.id, focus=focus or None))
+    return f"Compacted {result['messagesBefore']} messages to {result['messagesAfter']}.\n\n{result['summary']}"
+
+
+async def _notes(service: "ShiroService", session: "AgentSession", _: str) -> str:
+    entries = await service.memory.run(service.workspace_of(session), lambda m: m.entries())
+    if not entries:
+        return "Project memory is empty."
+    return "\n".join(f"- **{e.kind}** {e.text} _(hits {e.hits})_" for e in entries)
+
+
+async def _todos(service: "ShiroService", session: "AgentSession", _: str) -> str:
+    payload = msgspec.to_builtins(todos_payload(session))
+    if not payload["todos"]:
+        return "The task list is empty."
+    warnings = "".join(f"\n\nwarning: {w}" for w in payload["warnings"])
+    return f"```\n{payload['rendered']}\n```{warnings}"
+
+
+async def _memory(service: "ShiroService", session: "AgentSession", _: str) -> str:
+    result = await service.memory.compact(service.workspace_of(session))
+    if not result.ran:
+        return f"Memory left as it was: {result.reason or 'nothing to do'} ({result.before} entries)."
+    return f"Memory compacted: {result.before} entries to {result.after}."
+
+
+async def _sessions(service: "ShiroService", session: "AgentSession", _: str) -> str:
+    rows = await service.persistence.list(service.workspace_of(session), 15)
+    if not rows:
+        return "No saved sessions in this directory yet."
+    return "\n".join(f"- `{r['id'][:8]}` {r['title'] or '(untitled)'} ({r['messageCount']} messages, {r['updatedAt']})" for r in rows)
+
+
+async def _save(service: "ShiroService", session: "AgentSession", _: str) -> str:
+    result = await service.persistence.save_command(session)
+    if not result["saved"]:
+        return f"Not saved: {result.get('reason', 'nothing to write')}."
+    return f"Saved {result['messageCount']} messages to {result['path']}."
+
+
+COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
+    "compact": ("Summarise the conversation to free context (the task list stays)", "optional focus", _compact),
+    "notes": ("Show the project memory", None, _notes),
+    "todos": ("Show the task list", None, _todos),
+    "memory": ("Compact the project memory", None, _memory),
+    "sessions": ("List this directory's saved sessions", None, _sessions),
+    "save": ("Write the session to disk now", None, _save),
+}
+
+
+def available_commands() -> schema.AvailableCommandsUpdate:
+    return schema.AvailableCommandsUpdate(
+        session_update="available_commands_update",
+        available_commands=[
+            schema.AvailableCommand(
+                name=name,
+                description=description,
+                input=schema.AvailableCommandInput(schema.UnstructuredCommandInput(hint=hint)) if hint else None,
+            )
+            for name, (description, hint, _) in COMMANDS.items()
+        ],
+    )
+
+
+def parse(prompt: str) -> tuple[str, str] | None:
+    """`/name rest` when `name` is one of ours; other text (even `/usr/bin`) is a prompt."""
+    if not prompt.startswith("/"):
+        return None
+    name, _, rest = prompt[1:].partition(" ")
+    return (name, rest.strip()) if name in COMMANDS else None
+
+
+async def run(service: "ShiroService", session: "AgentSession", name: str, rest: str) -> str:
+    try:
+        return await COMMANDS[name][2](service, session, rest)
+    except (Refused, InvalidArguments) as exc:
+        return f"/{name}: {exc}"
