@@ -92,6 +92,9 @@ class ResumeArgs(_Args):
     id: str | None = None
     latest: bool = False
     workspace: str | None = None
+    # A session recorded in another directory is refused unless that folder is open here; with
+    # fork it continues as a copy recorded in this workspace (the original's cwd is never rewritten).
+    fork: bool = False
 
 
 class RememberArgs(_Args):
@@ -144,6 +147,10 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+    # The part of inputTokens/outputTokens/costUsd spent by side requests (span summaries, /compact, /memory).
+    sideInputTokens: int = 0
+    sideOutputTokens: int = 0
+    sideCostUsd: float | None = None
 
 
 class StmCurrent(msgspec.Struct):

@@ -19,6 +19,7 @@ from .agent.provider.base import ProviderError
 from .agent.wire_view import SPAN_SUMMARIES
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
+from .agent.usage import side_counter
 from .agent.short_term_memory import NoShortTermMemory
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
@@ -184,7 +185,8 @@ class ShiroService:
         provider = self.provider_for(session, self.settings)
         before = len(session.messages)
         try:
-            summary, messages = await compact_transcript(provider, self.settings.effective_model, session.messages, args.focus)
+            model = self.settings.effective_model
+            summary, messages = await compact_transcript(provider, model, session.messages, args.focus, side_counter(session, model))
         except ProviderError as err:
             raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
         except ValueError as err:

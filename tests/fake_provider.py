@@ -94,6 +94,8 @@ In-stream errors and what the installed SDK (openai 3.57, AsyncOpenAI) does with
 * ``hang_after=N``: nothing more is sent until the client goes away or ``stop()``; with a
   client read timeout the SDK raises ``openai.APITimeoutError``. A client that closes the
   stream early increments ``fake.disconnected_early`` (not counted when ``stop()`` cuts it).
+* ``garbage_after=N``: an SSE event whose data is not JSON (``GARBAGE_SSE``), then the body
+  ends; the SDK raises ``json.JSONDecodeError`` while iterating (either API).
 * A fault index past the end of the stream is clamped so the fault still happens before
   the final event. Faulty (error/break/hang) responses store no items.
 * Non-streaming requests: ``break_after`` drops the connection without an answer,
@@ -128,6 +130,8 @@ __all__ = [
     "fake_provider",
 ]
 
+# What `garbage_after` sends: an SSE data line whose payload is not JSON, then the end of the body.
+GARBAGE_SSE = b"data: {this is not json\n\n"
 NO_STEP_LEFT = "fake provider: no scripted response left"
 STREAM_ERROR_MESSAGE = "fake provider: scripted in-stream error"
 _STORED_PREFIXES = ("rs_", "msg_", "fc_")
@@ -174,6 +178,7 @@ class Reply:
     break_after: int | None = None
     error_after: int | None = None
     hang_after: int | None = None
+    garbage_after: int | None = None
     error_style: Literal["flat", "nested", "failed"] = "flat"
     error_message: str = STREAM_ERROR_MESSAGE
 
@@ -661,6 +666,10 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if due(reply.hang_after, n):
                     self._hang()
+                if due(reply.garbage_after, n):
+                    self._chunk(GARBAGE_SSE)
+                    self._end_chunks()
+                    return
                 if n > 0:
                     self._pause(reply.delay)
                 self._chunk(ev)
@@ -911,7 +920,7 @@ class _Handler(BaseHTTPRequestHandler):
                 error_frame = frame("error", {"type": "error", "code": "server_error",
                                               "message": reply.error_message, "param": None}, seq)
         # Items exist server-side once the response completes; a faulty stream stores nothing.
-        if reply.error_after is None and reply.break_after is None and reply.hang_after is None:
+        if reply.error_after is None and reply.break_after is None and reply.hang_after is None and reply.garbage_after is None:
             finish()
         self._run_stream(frames, reply, error_frame)
 

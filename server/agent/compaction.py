@@ -6,8 +6,10 @@ across unrelated tasks). The task list lives outside the transcript and survives
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .prune import render_message
-from .provider.base import Provider
+from .provider.base import Provider, Usage
 from .side_request import ask_model
 from .transcript import Message, TextPart, UserMessage
 
@@ -39,10 +41,13 @@ def compaction_request(messages: list[Message], focus: str | None) -> tuple[str,
     return INSTRUCTIONS, text
 
 
-async def compact_transcript(provider: Provider, model: str, messages: list[Message], focus: str | None) -> tuple[str, list[Message]]:
+async def compact_transcript(
+    provider: Provider, model: str, messages: list[Message], focus: str | None,
+    usage: Callable[[Usage], None] | None = None,
+) -> tuple[str, list[Message]]:
     """(summary, the new transcript): one user message carrying the summary."""
     instructions, text = compaction_request(messages, focus)
-    summary = (await ask_model(provider, model, instructions, text)).strip()
+    summary = (await ask_model(provider, model, instructions, text, usage)).strip()
     if not summary:
         raise ValueError("the model returned an empty summary; the conversation was left as it was")
     return summary, [UserMessage(content=[TextPart(text=f"{HEADER}\n\n{summary}")])]

@@ -37,6 +37,7 @@ from .transcript import (
     pending_calls,
     strip_item_ids,
 )
+from .usage import count_usage, side_counter
 from .wire_view import WireView
 
 log = logging.getLogger(__name__)
@@ -135,7 +136,7 @@ async def _request(state: TurnState) -> ProviderRequest:
     async def summarize(span: PrunedSpan) -> str:
         instructions_, text = summary_request(span)
         provider = session.deps.provider(settings)
-        return await ask_model(provider, settings.effective_model, instructions_, text)
+        return await ask_model(provider, settings.effective_model, instructions_, text, side_counter(session, settings.effective_model))
 
     messages = await state.view.for_wire(session, settings, summarize)
     compacted = state.view.take_compacted()
@@ -198,11 +199,7 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
     session = state.session
     message = event.message
     session.messages.append(message)
-    session.input_tokens += event.usage.input_tokens
-    session.output_tokens += event.usage.output_tokens
-    from ..state.pricing import cost_usd  # noqa: PLC0415 - keeps agent start-up light
-
-    session.cost_usd = cost_usd(session.deps.settings().effective_model, session.input_tokens, session.output_tokens)
+    count_usage(session, event.usage, session.deps.settings().effective_model)
     text = final_text(message)
     if text:
         state.text = text

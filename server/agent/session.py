@@ -17,6 +17,7 @@ import uuid_utils
 
 from .short_term_memory import NoShortTermMemory, TurnMemory
 from .context_level import context_level
+from .usage import side_status
 from .transcript import Message, estimate_tokens
 
 if TYPE_CHECKING:
@@ -192,6 +193,7 @@ class AgentSession:
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
             "costUsd": self.cost_usd,
+            **side_status(self, settings.effective_model),
             "running": self.running,
             "queued": self.queued,
         }

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from .provider.base import Completed, Provider, ProviderError, ProviderRequest
+from typing import Callable
+
+from .provider.base import Completed, Provider, ProviderError, ProviderRequest, Usage
 from .transcript import UserMessage, TextPart, final_text
 
 
-async def ask_model(provider: Provider, model: str, instructions: str, text: str) -> str:
-    """The model's whole text answer; side requests are sent without tools."""
+async def ask_model(
+    provider: Provider, model: str, instructions: str, text: str, usage: Callable[[Usage], None] | None = None
+) -> str:
+    """The model's whole text answer; side requests are sent without tools. `usage` hears what
+    the request spent (a side request costs the session too: agent/usage.py)."""
     request = ProviderRequest(model, instructions, [UserMessage(content=[TextPart(text=text)])], [])
     async for event in provider.stream(request):
         if isinstance(event, Completed):
+            if usage is not None:
+                usage(event.usage)
             return final_text(event.message)
     raise ProviderError("the provider stream ended without a response")

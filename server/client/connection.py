@@ -235,8 +235,11 @@ class Connection:
     async def sessions(self, limit: int = 15) -> list[dict[str, Any]]:
         return (await self.command("shiro.sessions", {"limit": limit})).get("sessions", [])
 
-    async def resume(self, prefix: str | None = None) -> dict[str, Any]:
-        return await self.command("shiro.resume", {"id": prefix} if prefix else {"latest": True})
+    async def resume(self, prefix: str | None = None, fork: bool = False) -> dict[str, Any]:
+        args: dict[str, Any] = {"id": prefix} if prefix else {"latest": True}
+        if fork:
+            args["fork"] = True
+        return await self.command("shiro.resume", args)
 
     async def save(self) -> dict[str, Any]:
         return await self.command("shiro.save", {})

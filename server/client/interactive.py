@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import time
 from collections import deque
 from pathlib import Path
@@ -19,7 +20,7 @@ from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.formatted_text import ANSI, FormattedText
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -28,6 +29,8 @@ from prompt_toolkit.styles import Style
 from ..agent.tools.search import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
+from .markdown import MarkdownBlocks
+from .markdown import to_ansi as to_markdown_ansi
 
 STYLE = Style.from_dict({
     "dim": "fg:ansibrightblack", "red": "fg:ansired", "yellow": "fg:ansiyellow", "green": "fg:ansigreen",
@@ -149,6 +152,7 @@ class Interactive:
         self.last_status: dict[str, Any] | None = None
         self.todos: dict[str, str] = {}
         self.stream = render.TextStream()
+        self.blocks = MarkdownBlocks()
         self.tools = render.ToolNames()
         self.chats = 0  # shiro.chat requests not answered yet
         self.approvals: deque[tuple[str, asyncio.Future[str | None]]] = deque()
@@ -176,10 +180,18 @@ class Interactive:
         if app is not None:
             app.invalidate()
 
+    def _show_text(self, lines: list[str], end: bool = False) -> None:
+        """Complete lines of assistant text: printed as markdown a block at a time."""
+        blocks = self.blocks.feed(lines) + (self.blocks.flush() if end else [])
+        if not blocks:
+            return
+        width = shutil.get_terminal_size().columns
+        for block in blocks:
+            print_formatted_text(ANSI(to_markdown_ansi(block, width)))
+            print_formatted_text("")
+
     def _flush_text(self) -> None:
-        lines = self.stream.flush()
-        if lines:
-            self.say(*[[("", line)] for line in lines])
+        self._show_text(self.stream.flush(), end=True)
 
     @property
     def status(self) -> dict[str, Any] | None:
@@ -194,9 +206,7 @@ class Interactive:
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "text_delta":
-            lines = self.stream.feed(str(event.get("text", "")))
-            if lines:
-                self.say(*[[("", line)] for line in lines])
+            self._show_text(self.stream.feed(str(event.get("text", ""))))
             self.redraw()
             return
         if kind in ("reasoning_delta", "turn_start"):
@@ -246,16 +256,18 @@ class Interactive:
     def message(self) -> list[tuple[str, str]]:
         fragments: list[tuple[str, str]] = []
         app = get_app_or_none()
-        if self.stream.partial and not (app is not None and app.is_done):  # not frozen into scrollback
-            fragments += [("", self.stream.partial), ("", "\n")]
+        if (self.blocks.lines or self.stream.partial) and not (app is not None and app.is_done):  # not frozen into scrollback
+            for line in [*self.blocks.lines, self.stream.partial] if self.stream.partial else self.blocks.lines:
+                fragments += [("", line), ("", "\n")]
+        # The task panel sits above the input (the seed), the status line below it.
+        for line in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
+            fragments += [(f"class:{s}" if s else "", t) for s, t in line] + [("", "\n")]
         if self.approvals:
             return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
         return fragments + [("class:prompt-mark", "› ")]
 
     def toolbar(self) -> list[tuple[str, str]]:
         fragments: list[tuple[str, str]] = []
-        for line in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
-            fragments += [(f"class:{s}" if s else "", t) for s, t in line] + [("", "\n")]
         status = self.status
         style, gauge = render.gauge(status)
         fragments.append((f"class:{style}", gauge))

@@ -47,6 +47,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("-c", "--continue", dest="cont", action="store_true", help="continue the newest session of this directory")
     which.add_argument("-r", "--resume", metavar="ID", help="continue the session with this id or unique id prefix")
+    parser.add_argument("--fork", action="store_true",
+                        help="with -r: continue a session recorded in another directory as a copy recorded here")
     parser.add_argument("--agent", metavar="NAME", help="agent variant (default, deep)")
     parser.add_argument("--model", metavar="NAME", help="model name (overrides SHIRO_MODEL)")
     parser.add_argument("--no-memory", action="store_true", help="neither load nor write project memory")
@@ -91,7 +93,7 @@ async def _connect(args: argparse.Namespace, cwd: Path) -> Connection:
 async def _resume(conn: Connection, args: argparse.Namespace) -> dict[str, Any] | None:
     if not (args.cont or args.resume):
         return None
-    return await conn.resume(args.resume)
+    return await conn.resume(args.resume, fork=args.fork)
 
 
 async def run_sessions(args: argparse.Namespace, cwd: Path) -> int:

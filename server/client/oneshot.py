@@ -8,11 +8,14 @@ turn's final text once it ends. Exit status: 0 completed, 1 error, 130 aborted (
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 import sys
 import threading
 from typing import Any, TextIO
 
+from .markdown import MarkdownBlocks
+from .markdown import to_ansi as to_markdown_ansi
 from . import render
 from .connection import CommandError, Connection, ServerGone
 
@@ -27,6 +30,7 @@ class OneShot:
         self.stream_out = out.isatty()
         self.color = err.isatty()
         self.stream = render.TextStream()
+        self.blocks = MarkdownBlocks()  # stdout a terminal: the answer as markdown, a block at a time
         self.tools = render.ToolNames()
         self.interrupted = False
         conn.listeners.event = self.on_event
@@ -39,10 +43,9 @@ class OneShot:
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "text_delta":
+            lines = self.stream.feed(str(event.get("text", "")))
             if self.stream_out:
-                self.out.write(str(event.get("text", "")))
-                self.out.flush()
-            self.stream.feed(str(event.get("text", "")))
+                self._write_blocks(self.blocks.feed(lines))
             return
         if kind == "tool_call":
             self._end_text()
@@ -51,11 +54,16 @@ class OneShot:
         for line in render.event_lines(event, self.tools):
             self._note(line)
 
+    def _write_blocks(self, blocks: list[str]) -> None:
+        width = shutil.get_terminal_size().columns
+        for block in blocks:
+            self.out.write(to_markdown_ansi(block, width) + "\n\n")
+        self.out.flush()
+
     def _end_text(self) -> None:
-        if self.stream.partial and self.stream_out:
-            self.out.write("\n")
-            self.out.flush()
-        self.stream.flush()
+        lines = self.stream.flush()
+        if self.stream_out:
+            self._write_blocks(self.blocks.feed(lines) + self.blocks.flush())
 
     async def approve(self, message: str, actions: list[str]) -> str | None:
         if not sys.stdin.isatty():
@@ -86,8 +94,7 @@ class OneShot:
         status = result.get("status")
         text = str(result.get("text") or "")
         if self.stream_out:
-            if self.stream.partial:
-                self.out.write("\n")
+            self._end_text()
         elif status == "completed" and text:
             self.out.write(text if text.endswith("\n") else text + "\n")
         self.out.flush()

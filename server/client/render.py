@@ -194,6 +194,16 @@ def cost_text(status: dict[str, Any] | None) -> str:
     return f"↑{_tokens(status.get('inputTokens'))} ↓{_tokens(status.get('outputTokens'))} {money}"
 
 
+def _side_lines(status: dict[str, Any]) -> list[Line]:
+    """The side requests' share of the figures above (summaries of pruned history, /compact, /memory)."""
+    tokens_in, tokens_out = int(status.get("sideInputTokens") or 0), int(status.get("sideOutputTokens") or 0)
+    if not (tokens_in or tokens_out):
+        return []
+    cost = status.get("sideCostUsd")
+    money = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
+    return [[("dim", f"    of which side requests (summaries, /compact, /memory): {tokens_in:,} in, {tokens_out:,} out{money}")]]
+
+
 def cost_lines(status: dict[str, Any]) -> list[Line]:
     cost = status.get("costUsd")
     return [
@@ -202,6 +212,7 @@ def cost_lines(status: dict[str, Any]) -> list[Line]:
         [("", f"  input tokens   {int(status.get('inputTokens') or 0):,}")],
         [("", f"  output tokens  {int(status.get('outputTokens') or 0):,}")],
         [("", "  cost           " + (f"${cost:.4f}" if isinstance(cost, (int, float)) else "unknown (no price for this model)"))],
+        *_side_lines(status),
         [("", f"  context        {status.get('contextTokens', 0):,} of {status.get('contextThreshold', 0):,} estimated tokens"), ("", " "), gauge(status)],
     ]
 

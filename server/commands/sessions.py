@@ -22,7 +22,7 @@ def register(server: "ShiroServer") -> None:
 
     @command(server, wire.RESUME, ResumeArgs)
     async def resume(ls: "ShiroServer", args: ResumeArgs) -> dict[str, Any]:
-        return await service.persistence.resume(service.workspaces.pick(args.workspace), args.id, args.latest)
+        return await service.persistence.resume(service.workspaces.pick(args.workspace), args.id, args.latest, args.fork)
 
     @command(server, wire.SAVE, SessionArgs)
     async def save(ls: "ShiroServer", args: SessionArgs) -> dict[str, Any]:

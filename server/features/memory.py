@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..agent.provider.base import ProviderError
 from ..agent.side_request import ask_model
+from ..agent.usage import side_counter
 from ..agent.tools.base import Tool
 from ..agent.tools.memory_tools import memory_tools
 from ..errors import Refused
@@ -72,7 +73,7 @@ class MemoryFeature:
         provider = self.service.provider_for(session, settings)
 
         async def ask(instructions: str, text: str) -> str:
-            return await ask_model(provider, settings.effective_model, instructions, text)
+            return await ask_model(provider, settings.effective_model, instructions, text, side_counter(session, settings.effective_model))
 
         try:
             return await store.compact(ask)

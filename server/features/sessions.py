@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.transcript import pending_calls
+from ..agent.usage import SIDE_USAGE
 from ..agent.wire_view import SPAN_SUMMARIES
 from ..errors import InvalidArguments, Refused
 from ..protocol import NEVER_WRITTEN
@@ -62,6 +64,7 @@ def to_record(session: "AgentSession", model: str) -> SessionRecord:
         notebook=Notebook(todos=list(session.todos)),
         messages=list(session.messages),
         span_summaries=dict(session.extra.get(SPAN_SUMMARIES, {})),
+        side_usage=dict(session.extra.get(SIDE_USAGE, {})),
         private=session.private,
         turns_since_refresh=session.turns_since_refresh,
     )
@@ -157,7 +160,10 @@ class SessionsFeature:
         rows = await asyncio.to_thread(self.store.list, workspace.root, limit)
         return msgspec.to_builtins(rows)
 
-    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool) -> dict[str, Any]:
+    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool, fork: bool = False) -> dict[str, Any]:
+        """A session runs in the workspace it was recorded in, never rewriting its `cwd`: this one,
+        or another folder open in this server. Recorded elsewhere, it is refused with the way out
+        (open that folder), or with `fork` continued as a copy recorded here."""
         if latest == (prefix is not None):
             raise InvalidArguments("give either an id (or unique prefix) or latest: true")
         try:
@@ -168,23 +174,44 @@ class SessionsFeature:
             else:
                 session_id = await asyncio.to_thread(self.store.resolve, prefix or "", workspace.root)
             open_here = self.service.sessions.get(session_id)
-            if open_here is not None:
-                return self._opened(workspace, open_here, forked_from=None)
+            if open_here is not None and not fork:
+                return self._opened(self._own_workspace(open_here.root) or workspace, open_here, forked_from=None)
             record = await asyncio.to_thread(self.store.load, session_id)
             forked_from = None
-            try:
-                await asyncio.to_thread(self.store.acquire, session_id)
-            except SessionBusy:
-                # Another window writes this session: carry on in a copy rather than clobber it.
+            own = self._own_workspace(Path(record.cwd))
+            if own is not workspace and (own is None or fork):
+                if not fork:
+                    raise Refused(
+                        f"session {session_id[:8]} belongs to {record.cwd}, not {workspace.root}: open that folder "
+                        f"to resume it there, or fork it to continue a copy here (fork: true; shiro -r {session_id[:8]} --fork)"
+                    )
                 forked_from = session_id
                 record = self.store.fork(record)
+                record.cwd = str(workspace.root)
                 await asyncio.to_thread(self.store.acquire, record.id)
+            else:
+                workspace = own
+                try:
+                    await asyncio.to_thread(self.store.acquire, session_id)
+                except SessionBusy:
+                    # Another window writes this session: carry on in a copy rather than clobber it.
+                    forked_from = session_id
+                    record = self.store.fork(record)
+                    await asyncio.to_thread(self.store.acquire, record.id)
         except StateError as exc:
             raise Refused(str(exc)) from None
         session = self._from_record(workspace, record)
         if forked_from is not None:
             await self.save(session)
         return self._opened(workspace, session, forked_from)
+
+    def _own_workspace(self, cwd: Path) -> Workspace | None:
+        """The folder of this server a session recorded in `cwd` belongs to, if it is open."""
+        try:
+            root = cwd.resolve()
+        except OSError:
+            return None
+        return next((w for w in self.service.workspaces.all() if w.root == root), None)
 
     def _from_record(self, workspace: Workspace, record: SessionRecord) -> "AgentSession":
         session = self.service.make_session(workspace, session_id=record.id)
@@ -196,6 +223,8 @@ class SessionsFeature:
         session.output_tokens = record.output_tokens
         session.cost_usd = record.cost_usd
         session.extra[SPAN_SUMMARIES] = dict(record.span_summaries)
+        if record.side_usage:
+            session.extra[SIDE_USAGE] = dict(record.side_usage)
         session.private = record.private
         session.turns_since_refresh = record.turns_since_refresh
         return session
@@ -216,6 +245,7 @@ class SessionsFeature:
         }
         if forked_from is not None:
             result["forkedFrom"] = forked_from
+        result["workspace"] = workspace.uri  # where it runs: the folder its record names
         return result
 
     # -- shutdown -------------------------------------------------------------------------

@@ -183,6 +183,13 @@ class IndexTxn:
         self.manifest_dirty = False
 
 
+# Session directories this process has verified. The first listing of a process verifies whatever
+# state.json says: a file damaged in place (truncated, zeroed) leaves the directory's mtime alone,
+# and a server should find it, copy it aside and say so when it starts, not only on resume.
+# One stat per file, once per process and directory.
+_VERIFIED: set[Path] = set()
+
+
 class SessionIndex:
     def __init__(self, sessions: Path) -> None:
         self.sessions = sessions
@@ -418,7 +425,9 @@ class SessionIndex:
         manifest = self.read_manifest()
         if manifest is None and not names:
             return Manifest(), None  # nothing stored: do not create index files for a read
-        if manifest is not None and self.in_sync(dir_mtime) and self._matches(manifest, names):
+        # in_sync first: it reads state.json, which copies a corrupt one aside before a verify
+        # rewrites it.
+        if manifest is not None and self.in_sync(dir_mtime) and self.sessions in _VERIFIED and self._matches(manifest, names):
             shard = self.read_shard(key) if key is not None else None
             if shard is not None or key is None or key not in manifest.sessions.values():
                 return manifest, shard
@@ -426,6 +435,7 @@ class SessionIndex:
             txn = self.begin()
             if not txn.verified:
                 self.verify(txn)
+            _VERIFIED.add(self.sessions)
             shard = txn.shards.get(key) if key is not None else None
             return txn.manifest, shard if shard is not None and shard.entries else None
 

@@ -43,6 +43,8 @@ class SessionRecord(msgspec.Struct, rename="camel", kw_only=True):
     messages: list[Message] = msgspec.field(default_factory=list)
     # Summaries of automatically pruned spans, made once per span (context management).
     span_summaries: dict[str, str] = msgspec.field(default_factory=dict)
+    # The side requests' share of inputTokens/outputTokens: {"inputTokens", "outputTokens"}.
+    side_usage: dict[str, int] = msgspec.field(default_factory=dict)
     # Short-term memory: created with shiro.newSession {private: true}; the nudge's counter.
     private: bool = False
     turns_since_refresh: int = 0

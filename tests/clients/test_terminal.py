@@ -290,6 +290,17 @@ def wait_requests(fake: FakeProvider, n: int) -> list[Any]:
     return fake.wait_for_requests(n, timeout=15)
 
 
+def test_interactive_answer_is_rendered_as_markdown(workspace, fake, term):
+    fake.script(Reply(text="# The plan\n\n- read the parser\n- fix the loop\n\n```python\nprint('fixed')\n```\nDone.", chunks=6))
+    t = term()
+    t.type("plan it")
+    t.expect(r"\x1b\[[0-9;]*\b1[;0-9]*m\s*The plan", timeout=40)  # a heading: bold, its '#' gone
+    t.expect(r"•.{0,12}read the parser")  # a list
+    t.expect(r"\x1b\[[0-9;]*38;5;[0-9]+[0-9;]*mprint")  # the code block, highlighted
+    t.expect("Done.")
+    t.leave()
+
+
 def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, fake, term):
     fake.script(
         Reply(calls=[Call("todo_write", {"todos": [{"content": "fix the boundary", "status": "in_progress"}]})]),
@@ -300,7 +311,7 @@ def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, f
     t.expect(r"→ todo_write 1 task")
     t.expect("Looked into it.")
     t.expect("The loop stops one early.")
-    t.expect(r"\[~\] fix the boundary")  # the live task list under the prompt
+    t.expect(r"\[~\] fix the boundary")  # the live task list, above the input
 
     t.type("/todos")
     t.expect(r"tasks \.+ 0/1")

@@ -106,6 +106,8 @@ async def test_long_single_prompt_turn_carries_the_summaries_of_its_pruned_spans
             assert event["after"] < event["before"]
         mine = [s for s in h.statuses if s["sessionId"] == result["sessionId"]]
         assert max(s["contextPercent"] for s in mine) > 100 and mine[-1]["level"] == "red"
+        status = await h.command("shiro.status")  # the summaries' tokens count, and apart
+        assert 0 < status["sideInputTokens"] < status["inputTokens"] and status["sideOutputTokens"] > 0
         assert not any(i.get("type") == "item_reference" for i in main[-1].body["input"])  # pruned views go inline
         with capsys.disabled():
             print(f"\n{steps}-step single-prompt turn, compactThreshold 6000: {len(fake.requests)} requests, "
@@ -184,6 +186,20 @@ async def test_compact_replaces_transcript_and_keeps_tasks(harness):
     body = harness.fake.requests[-1].body
     assert summary in body["input"][0]["content"][0]["text"] and "[~] ship it" in body["instructions"]
     assert len(body["input"]) == 2
+
+
+async def test_side_requests_count_in_the_sessions_cost(harness):
+    """A /compact spends tokens: they count in inputTokens/outputTokens/costUsd, and apart."""
+    harness.fake.script(Reply(text="answer", usage=(100, 10)))
+    await harness.chat("hi")
+    harness.fake.script(Reply(text="## Goal\nsay hi", usage=(1000, 50)))
+    await harness.command("shiro.compact")
+    status = await harness.command("shiro.status")
+    assert (status["inputTokens"], status["outputTokens"]) == (1100, 60)
+    assert (status["sideInputTokens"], status["sideOutputTokens"]) == (1000, 50)
+    await harness.command("shiro.save")
+    record = json.loads(next((harness.home / "sessions").glob("*.json")).read_text())
+    assert record["inputTokens"] == 1100 and record["sideUsage"] == {"inputTokens": 1000, "outputTokens": 50}
 
 
 async def test_compact_refusals(harness):

@@ -104,7 +104,7 @@ def test_round_trip_and_on_disk_shape(home: Path, ws: Path) -> None:
     raw = json.loads(path.read_bytes())
     assert set(raw) == {
         "id", "createdAt", "updatedAt", "cwd", "provider", "model", "title",
-        "inputTokens", "outputTokens", "costUsd", "notebook", "messages", "spanSummaries",
+        "inputTokens", "outputTokens", "costUsd", "notebook", "messages", "spanSummaries", "sideUsage",
         "private", "turnsSinceRefresh",
     }  # fmt: skip
     assert raw["cwd"] == str(ws.resolve()) and raw["title"] == "why does the pagination test fail?"

@@ -35,6 +35,11 @@ def preload_sdk() -> None:
     threading.Thread(target=load, name="shiro-preload-openai", daemon=True).start()
 
 MAX_RETRIES = 3
+# Seconds without a byte from the provider before a request (or a stalled stream) fails; a slow
+# stream that keeps sending is never cut. Reasoning models can think a while before the first
+# byte, hence generous. $SHIRO_PROVIDER_READ_TIMEOUT overrides it (the fault tests use 1 s).
+DEFAULT_READ_TIMEOUT_S = 300.0
+CONNECT_TIMEOUT_S = 15.0
 NO_KEY_PLACEHOLDER = "sk-no-key-required"
 _encoder = msgspec.json.Encoder()
 
@@ -64,8 +69,22 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
+def redact_key(text: str) -> str:
+    """`text` with the API key blanked out: a 401 may echo the key back, and the message goes to
+    the user, the transcript on disk and the log."""
+    key = os.environ.get("OPENAI_API_KEY")
+    return text.replace(key, "[redacted API key]") if key and len(key) >= 8 else text
+
+
 def translate_error(exc: Exception) -> ProviderError:
-    """Map the SDK's exceptions onto ProviderError, keeping the provider's own message."""
+    """Map the SDK's exceptions onto ProviderError, keeping the provider's own message (minus the key)."""
+    err = _translate(exc)
+    err.message = redact_key(err.message)
+    err.args = (err.message,)
+    return err
+
+
+def _translate(exc: Exception) -> ProviderError:
     import openai
 
     if isinstance(exc, ProviderError):
@@ -86,6 +105,11 @@ def translate_error(exc: Exception) -> ProviderError:
             retryable=status == 429 or status >= 500,
             missing_item=missing,
         )
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(
+            f"the provider sent nothing for {_read_timeout():g} s (read timeout); the request was given up",
+            retryable=True,
+        )
     if isinstance(exc, openai.APIConnectionError):
         return ProviderError(f"could not reach the provider: {exc.message}", retryable=True)
     if isinstance(exc, openai.APIError):
@@ -98,7 +122,19 @@ def translate_error(exc: Exception) -> ProviderError:
             param=body.get("param"),
             retryable=code in (None, "server_error", "rate_limit_exceeded"),
         )
+    if isinstance(exc, ValueError):  # json.JSONDecodeError: an SSE event whose data is not JSON
+        return ProviderError(f"the provider sent a malformed stream event ({exc})", retryable=True)
     return ProviderError(f"{type(exc).__name__}: {exc}")
+
+
+def _read_timeout() -> float:
+    raw = os.environ.get("SHIRO_PROVIDER_READ_TIMEOUT")
+    try:
+        value = float(raw) if raw else DEFAULT_READ_TIMEOUT_S
+    except ValueError:
+        log.warning("ignoring SHIRO_PROVIDER_READ_TIMEOUT=%r: not a number of seconds", raw)
+        return DEFAULT_READ_TIMEOUT_S
+    return value if value > 0 else DEFAULT_READ_TIMEOUT_S
 
 
 _SSL_CONTEXTS: dict[tuple[str | None, str | None], Any] = {}
@@ -138,9 +174,10 @@ class OpenAIProvider:
                     raise ProviderError(MISSING_KEY_MESSAGE)
                 key = NO_KEY_PLACEHOLDER  # local servers need no key, but the SDK insists on one
             mark("openai-import")
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, Timeout
 
-            self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=600,
+            timeout = Timeout(_read_timeout(), connect=CONNECT_TIMEOUT_S)
+            self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=timeout,
                                        http_client=_http_client())
             mark("openai-client")
         return self._client

@@ -33,9 +33,15 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+# The server's own credentials: a command (which the model may have written) must not be able to
+# print them into the transcript, which is saved and sent to the provider.
+_SERVER_SECRETS = ("OPENAI_API_KEY",)
+
+
 def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SERVER_SECRETS}
     # Nobody can answer a pager or a credential prompt: make tools print and fail instead of wait.
-    return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    return {**env, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 class _Output:
