@@ -53,12 +53,10 @@ async def _stream(stop: asyncio.Event) -> None:
 
 
 async def run(saves: int) -> dict[str, Any]:
-    from shiro_neko.agent.transcript import encode_messages
-    from shiro_neko.features import setup_all
+    from shiro_neko.model.transcript import encode_messages
     from shiro_neko.service import ShiroService
 
     service = ShiroService(_Bridge())
-    setup_all(service)
     root = Path(tempfile.mkdtemp(prefix="shiro-bench-ws-"))
     service.workspaces.set_folders([root])
     session = service.new_session(service.workspaces.pick(None))

@@ -182,7 +182,7 @@ def build_transcript(scale: float = 1.0, seed: int = 7) -> list[Any]:
     The shape (turns, calls, tools, sizes) comes from one random stream and the text from another,
     so `scale` changes the text lengths without changing the shape.
     """
-    from shiro_neko.agent.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
+    from shiro_neko.model.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 
     rng = random.Random(seed)  # shape
     txt = random.Random(seed + 1)  # text

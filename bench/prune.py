@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from shiro_neko.agent.prune import prune_for_wire
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     Message,
     ReasoningPart,

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 import uuid_utils
 
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     Message,
     ReasoningPart,

@@ -1,45 +1,29 @@
 """Every wire name and payload type of shiro-neko's LSP surface, in one place (PROTOCOL.md).
 
 Command arguments are decoded with msgspec (`forbid_unknown_fields` keeps typos from silently
-doing nothing); results and notifications are built as Structs and sent as builtins.
+doing nothing); results, events and notifications are Structs, turned into builtins only at the
+edge (`to_wire`). `docs/protocol.schema.json` is generated from the registries at the bottom
+(`python -m shiro_neko.protocol_schema`), so a payload that is not registered there is not part
+of the protocol.
+
+Adding a command: its argument Struct (subclass `Args`), its result Struct, and one
+`_command(NAME, ArgsType, ResultType)` line; the handler in `commands/` then looks its argument
+type up by name. Adding an event: a `_Event` subclass with its `tag`, listed in `Event`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, Union
 
 import msgspec
 
+from .model.memory import MemoryEntry
+from .model.todo import Todo
+from .model.transcript import Message
+
 # Settings section of workspace/configuration
 SECTION = "shiro"
-
-# Commands (workspace/executeCommand)
-CHAT = "shiro.chat"
-ABORT = "shiro.abort"
-NEW_SESSION = "shiro.newSession"
-SESSIONS = "shiro.sessions"
-RESUME = "shiro.resume"
-SAVE = "shiro.save"
-COMPACT = "shiro.compact"
-TODOS = "shiro.todos"
-NOTES = "shiro.notes"
-MEMORY = "shiro.memory"
-REMEMBER = "shiro.remember"
-RECALL = "shiro.recall"
-FORGET = "shiro.forget"
-HISTORY = "shiro.history"
-STATUS = "shiro.status"
-STM = "shiro.stm"
-STM_CLEAR = "shiro.stmClear"
-MCP = "shiro.mcp"
-
-# Notifications (server -> client)
-EVENT = "shiro/event"
-TODOS_NOTIFICATION = "shiro/todos"
-STATUS_NOTIFICATION = "shiro/status"
-
-# Custom request (server -> client), offered by the VS Code extension
-SAVE_DOCUMENTS = "shiro/saveDocuments"
 
 # Approval dialog actions, titled exactly so
 ALLOW = "Allow"
@@ -50,45 +34,49 @@ DENY = "Deny"
 NEVER_WRITTEN = "The session had no messages, so it was never written."
 
 TurnStatus = Literal["completed", "aborted", "error"]
+ContextLevel = Literal["normal", "amber", "red"]
 
 
-class _Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    pass
+# --- command arguments ----------------------------------------------------------------------------
 
 
-class ChatArgs(_Args):
+class Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Base of every command argument: unknown keys are refused."""
+
+
+class ChatArgs(Args):
     prompt: str
     sessionId: str | None = None
     attachments: list[str] = []  # workspace paths sent to the model with the prompt
     workspace: str | None = None
 
 
-class SessionArgs(_Args):
+class SessionArgs(Args):
     sessionId: str | None = None
     workspace: str | None = None
 
 
-class NewSessionArgs(_Args):
+class NewSessionArgs(Args):
     private: bool = False
     workspace: str | None = None
 
 
-class WorkspaceArgs(_Args):
+class WorkspaceArgs(Args):
     workspace: str | None = None
 
 
-class CompactArgs(_Args):
+class CompactArgs(Args):
     sessionId: str | None = None
     focus: str | None = None
     workspace: str | None = None
 
 
-class SessionsArgs(_Args):
+class SessionsArgs(Args):
     limit: int = 15
     workspace: str | None = None
 
 
-class ResumeArgs(_Args):
+class ResumeArgs(Args):
     id: str | None = None
     latest: bool = False
     workspace: str | None = None
@@ -97,20 +85,23 @@ class ResumeArgs(_Args):
     fork: bool = False
 
 
-class RememberArgs(_Args):
+class RememberArgs(Args):
     kind: str
     text: str
     workspace: str | None = None
 
 
-class RecallArgs(_Args):
+class RecallArgs(Args):
     query: str
     workspace: str | None = None
 
 
-class ForgetArgs(_Args):
+class ForgetArgs(Args):
     text: str
     workspace: str | None = None
+
+
+# --- command results and notification payloads ------------------------------------------------
 
 
 class ChatResult(msgspec.Struct, omit_defaults=True):
@@ -130,16 +121,93 @@ class NewSessionResult(msgspec.Struct):
     sessionId: str
 
 
+class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):
+    """One row of `shiro.sessions`."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    cwd: str
+
+
+class SessionsResult(msgspec.Struct):
+    sessions: list[SessionSummary]
+
+
+class ResumeResult(msgspec.Struct, omit_defaults=True):
+    sessionId: str
+    title: str
+    messages: list[Message]
+    todos: list[Todo]
+    forkedFrom: str | None = None  # another server writes the original: this is a copy
+    workspace: str | None = None  # the folder URI it runs in (the one its record names)
+
+
+class SaveResult(msgspec.Struct, omit_defaults=True):
+    saved: bool
+    messageCount: int
+    path: str | None = None
+    reason: str | None = None
+
+
+class CompactResult(msgspec.Struct):
+    summary: str
+    messagesBefore: int
+    messagesAfter: int
+
+
+class TodosResult(msgspec.Struct):
+    todos: list[Todo]
+    rendered: str
+    warnings: list[str]
+
+
+class TodosNotification(msgspec.Struct):
+    sessionId: str
+    todos: list[Todo]
+    rendered: str
+    warnings: list[str]
+
+
+class NotesResult(msgspec.Struct):
+    entries: list[MemoryEntry]
+
+
+class RememberResult(msgspec.Struct):
+    entry: MemoryEntry
+
+
+class RecallResult(msgspec.Struct):
+    entries: list[MemoryEntry]
+
+
+class ForgetResult(msgspec.Struct):
+    removed: int
+
+
+class MemoryCompactionResult(msgspec.Struct, omit_defaults=True):
+    """`shiro.memory`: `{ran, reason?, before, after}` (entry counts)."""
+
+    ran: bool
+    before: int
+    after: int
+    reason: str | None = None
+
+
 class HistoryResult(msgspec.Struct):
     prompts: list[str]
 
 
 class StatusPayload(msgspec.Struct):
+    """`shiro/status`, and the result of `shiro.status`."""
+
     sessionId: str
     contextTokens: int
     contextThreshold: int
     contextPercent: float
-    level: Literal["normal", "amber", "red"]
+    level: ContextLevel
     provider: str
     model: str
     inputTokens: int
@@ -201,6 +269,148 @@ class McpResult(msgspec.Struct):
     servers: list[McpServerInfo]
 
 
+class SaveDocumentsParams(msgspec.Struct):
+    """`shiro/saveDocuments` (server -> client request), offered by the VS Code extension."""
+
+    uris: list[str]
+
+
+# --- shiro/event: one tagged union ----------------------------------------------------------------
+
+
+class _Event(msgspec.Struct, tag_field="type", omit_defaults=True):
+    sessionId: str
+    turnId: str
+
+
+class TurnStartEvent(_Event, tag="turn_start"):
+    pass
+
+
+class TextDeltaEvent(_Event, tag="text_delta"):
+    text: str
+
+
+class ReasoningDeltaEvent(_Event, tag="reasoning_delta"):
+    text: str
+
+
+class ToolCallEvent(_Event, tag="tool_call"):
+    toolCallId: str
+    toolName: str
+    input: Any
+
+
+class ToolResultEvent(_Event, tag="tool_result"):
+    toolCallId: str
+    output: str
+    isError: bool
+
+
+class CompactedEvent(_Event, tag="compacted"):
+    before: int
+    after: int
+    message: str
+
+
+class NoticeEvent(_Event, tag="notice"):
+    message: str
+
+
+class QueuedEvent(_Event, tag="queued"):
+    position: int  # 1-based
+
+
+class TurnEndEvent(_Event, tag="turn_end"):
+    status: TurnStatus
+    text: str
+    error: str | None = None
+
+
+Event = Union[
+    TurnStartEvent,
+    TextDeltaEvent,
+    ReasoningDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    CompactedEvent,
+    NoticeEvent,
+    QueuedEvent,
+    TurnEndEvent,
+]
+
+
+# --- the registries the schema is generated from --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    args: type[Args]
+    result: type[msgspec.Struct]
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    """A notification or request outside `workspace/executeCommand`."""
+
+    method: str
+    params: Any  # a Struct type, or a Union of them
+    result: Any = None  # requests only
+
+
+COMMANDS: dict[str, CommandSpec] = {}
+
+
+def _command(name: str, args: type[Args], result: type[msgspec.Struct]) -> str:
+    COMMANDS[name] = CommandSpec(name, args, result)
+    return name
+
+
+# Commands (workspace/executeCommand)
+CHAT = _command("shiro.chat", ChatArgs, ChatResult)
+ABORT = _command("shiro.abort", SessionArgs, AbortResult)
+NEW_SESSION = _command("shiro.newSession", NewSessionArgs, NewSessionResult)
+SESSIONS = _command("shiro.sessions", SessionsArgs, SessionsResult)
+RESUME = _command("shiro.resume", ResumeArgs, ResumeResult)
+SAVE = _command("shiro.save", SessionArgs, SaveResult)
+COMPACT = _command("shiro.compact", CompactArgs, CompactResult)
+TODOS = _command("shiro.todos", SessionArgs, TodosResult)
+NOTES = _command("shiro.notes", WorkspaceArgs, NotesResult)
+MEMORY = _command("shiro.memory", WorkspaceArgs, MemoryCompactionResult)
+REMEMBER = _command("shiro.remember", RememberArgs, RememberResult)
+RECALL = _command("shiro.recall", RecallArgs, RecallResult)
+FORGET = _command("shiro.forget", ForgetArgs, ForgetResult)
+HISTORY = _command("shiro.history", WorkspaceArgs, HistoryResult)
+STATUS = _command("shiro.status", SessionArgs, StatusPayload)
+STM = _command("shiro.stm", SessionArgs, StmResult)
+STM_CLEAR = _command("shiro.stmClear", SessionArgs, StmClearResult)
+MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
+
+# Notifications (server -> client)
+EVENT = "shiro/event"
+TODOS_NOTIFICATION = "shiro/todos"
+STATUS_NOTIFICATION = "shiro/status"
+
+# Custom request (server -> client), offered by the VS Code extension
+SAVE_DOCUMENTS = "shiro/saveDocuments"
+
+NOTIFICATIONS: dict[str, MessageSpec] = {
+    EVENT: MessageSpec(EVENT, Event),
+    TODOS_NOTIFICATION: MessageSpec(TODOS_NOTIFICATION, TodosNotification),
+    STATUS_NOTIFICATION: MessageSpec(STATUS_NOTIFICATION, StatusPayload),
+}
+
+SERVER_REQUESTS: dict[str, MessageSpec] = {
+    SAVE_DOCUMENTS: MessageSpec(SAVE_DOCUMENTS, SaveDocumentsParams, None),
+}
+
+
+# --- at the edge ----------------------------------------------------------------------------------
+
+A = TypeVar("A", bound=Args)
+
+
 def plain(obj: Any) -> Any:
     """pygls hands unknown payloads over as namedtuples; everything past the wire sees builtins."""
     if hasattr(obj, "_asdict"):
@@ -212,7 +422,7 @@ def plain(obj: Any) -> Any:
     return obj
 
 
-def decode_args(args: tuple[Any, ...], kind: type[_Args]) -> _Args:
+def decode_args(args: tuple[Any, ...], kind: type[A]) -> A:
     """Decode the one JSON object a command takes; an omitted argument means `{}`.
 
     Raises ValueError with a message a person can act on; the caller maps it to InvalidParams.

@@ -1,5 +1,9 @@
-"""The server's core, without pygls: workspaces, live sessions, providers, and what each command
-does. `commands/` decodes arguments and calls in here; `lsp.py` supplies the editor bridge.
+"""The server's core, without pygls: workspaces, live sessions, providers, and the features.
+
+Each feature is wired once, here, with its concrete type; what a session asks of the outside
+(its tools, its system-prompt blocks, what happens on a change) is spelled out in `make_session`
+and the methods below it, so adding a feature is one attribute and one line where it plugs in.
+`commands/` decodes arguments and calls in here; `lsp/` supplies the editor bridge.
 """
 
 from __future__ import annotations
@@ -13,28 +17,31 @@ import msgspec
 import uuid_utils
 
 from .agent.attachments import AttachmentError, read_attachments
-from .agent.compaction import compact_transcript
 from .agent.events import EventSink
-from .agent.provider.base import ProviderError
-from .agent.wire_view import SPAN_SUMMARIES
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
 from .agent.session import AgentSession, QueuedPrompt, SessionDeps
 from .agent.usage import side_counter
-from .agent.short_term_memory import NoShortTermMemory
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import sandbox_for
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
+from .features.compaction import CompactionFeature
+from .features.history import HistoryFeature
+from .features.instructions import InstructionsFeature
+from .features.memory import MemoryFeature
+from .features.sessions import SessionsFeature
+from .features.short_term_memory import ShortTermMemoryFeature
+from .features.todos import TodoFeature
 from .mcp.manager import McpManager, status_of
+from .protocol import AbortResult, ChatArgs, McpResult, NewSessionResult, SessionArgs, StatusPayload
 from .state.paths import shiro_home
-from .protocol import McpResult, AbortResult, ChatArgs, CompactArgs, NewSessionResult, SessionArgs
 from .workspaces import Workspace, Workspaces
 
-if TYPE_CHECKING:
-    from .features.short_term_memory import ShortTermMemoryFeature
 
 log = logging.getLogger(__name__)
+
+ProviderKey = tuple[str, str | None, str]
 
 
 class EditorBridge(Protocol):
@@ -53,19 +60,15 @@ class ShiroService:
         self.workspaces = Workspaces()
         self.sessions: dict[str, AgentSession] = {}
         self.approval_modes: dict[str, Approvals] = {}
-        self._providers: dict[str, tuple[tuple[Any, ...], OpenAIProvider]] = {}
-        # Hooks other features fill in (persistence, memory, task list).
-        self.session_tools: list[Callable[[AgentSession], list[Tool]]] = []
-        self.system_blocks: list[Callable[[AgentSession], str]] = []
-        self.on_session_change: list[Callable[[AgentSession, bool], None]] = []
-        self.on_session_open: list[Callable[[AgentSession], None]] = []
-        self.on_prompt: list[Callable[[Workspace, str], None]] = []
-        # Set by features.setup_all; typed loosely to keep the service free of feature imports.
-        self.todos: Any = None
-        self.memory: Any = None
-        self.history: Any = None
-        self.persistence: Any = None
-        self.short_term_memory: "ShortTermMemoryFeature | None" = None
+        self._providers: dict[str, tuple[ProviderKey, OpenAIProvider]] = {}
+        # The features, each wired once.
+        self.persistence = SessionsFeature(self)
+        self.history = HistoryFeature()
+        self.todos = TodoFeature()
+        self.memory = MemoryFeature(self)
+        self.instructions = InstructionsFeature()
+        self.compaction = CompactionFeature(self)
+        self.short_term_memory = ShortTermMemoryFeature(self)
         self.mcp = McpManager(shiro_home, bridge.ask)
 
     # -- settings -------------------------------------------------------------------------
@@ -78,9 +81,9 @@ class ShiroService:
         mode = self.approval_modes.get(session_id)
         return self.settings if mode is None else msgspec.structs.replace(self.settings, approvals=mode)
 
-    # -- sessions -------------------------------------------------------------------------
+    # -- what a session asks of the outside -----------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
-        key = (settings.effective_model, settings.effective_base_url, settings.wireApi)
+        key: ProviderKey = (settings.effective_model, settings.effective_base_url, settings.wireApi)
         cached = self._providers.get(session.id)
         if cached is None or cached[0] != key:
             provider = OpenAIProvider(EndpointConfig(settings.effective_model, settings.effective_base_url, settings.wireApi))
@@ -88,18 +91,31 @@ class ShiroService:
             return provider
         return cached[1]
 
-    def _tools_for(self, session: AgentSession) -> list[Tool]:
+    def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
         return (
             core_tools(sandbox_for(self.settings.sandbox))
-            + [t for hook in self.session_tools for t in hook(session)]
+            + self.todos.tools(session)
+            + self.memory.tools(session)
+            + self.short_term_memory.tools(session)
             + self.mcp.tools(session.root)
         )
 
-    def _changed(self, session: AgentSession, turn_ended: bool) -> None:
-        for hook in self.on_session_change:
-            hook(session, turn_ended)
+    def system_blocks(self, session: AgentSession) -> list[str]:
+        return [self.todos.block(session), self.memory.block(session), self.instructions.block(session)]
 
+    def changed(self, session: AgentSession, turn_ended: bool) -> None:
+        self.persistence.changed(session, turn_ended)
+
+    def record_prompt(self, workspace: Workspace, prompt: str) -> None:
+        self.history.record(workspace, prompt)
+
+    def opened(self, session: AgentSession) -> None:
+        """A session became current (new or resumed): clients get its task list and status."""
+        self.todos.announce(session)
+        session.emit_status()
+
+    # -- sessions -------------------------------------------------------------------------
     def make_session(self, workspace: Workspace, session_id: str | None = None, private: bool = False) -> AgentSession:
         session_id = session_id or str(uuid_utils.uuid7())
         deps = SessionDeps(
@@ -107,11 +123,11 @@ class ShiroService:
             sink=self.bridge.sink,
             host=self.bridge.host_for(workspace.root, session_id),
             provider=lambda settings: self.provider_for(session, settings),
-            tools=self._tools_for,
-            system_blocks=lambda s: [hook(s) for hook in self.system_blocks],
-            on_change=self._changed,
+            tools=self.tools_for,
+            system_blocks=self.system_blocks,
+            on_change=self.changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
-            short_term_memory=self.short_term_memory or NoShortTermMemory(),
+            short_term_memory=self.short_term_memory,
             before_turn=lambda s: self.mcp.prepare_turn(s.root),
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
@@ -140,10 +156,6 @@ class ShiroService:
         workspace = self.workspaces.pick(workspace_uri)
         return workspace.current or self.new_session(workspace)
 
-    def record_prompt(self, workspace: Workspace, prompt: str) -> None:
-        for hook in self.on_prompt:
-            hook(workspace, prompt)
-
     # -- commands -------------------------------------------------------------------------
     def submit_chat(self, args: ChatArgs, extra_blocks: list[str] | None = None) -> tuple[AgentSession, QueuedPrompt]:
         """Queue a prompt; `extra_blocks` are attachments the editor sent as text (ACP resources)."""
@@ -161,42 +173,15 @@ class ShiroService:
         aborted, cleared = session.abort()
         return AbortResult(aborted=aborted, clearedQueued=cleared)
 
-    def status(self, args: SessionArgs) -> dict[str, Any]:
+    def status(self, args: SessionArgs) -> StatusPayload:
         return self.session_for(args.sessionId, args.workspace).status_payload()
-
-    def opened(self, session: AgentSession) -> None:
-        """A session became current (new or resumed): clients get its task list and status."""
-        for hook in self.on_session_open:
-            hook(session)
-        session.emit_status()
 
     def new_session_command(self, workspace_uri: str | None, private: bool) -> NewSessionResult:
         session = self.new_session(self.workspaces.pick(workspace_uri), private=private)
         self.opened(session)
         return NewSessionResult(sessionId=session.id)
 
-    async def compact(self, args: CompactArgs) -> dict[str, Any]:
-        """`/compact`: replace the transcript with the model's summary; the task list stays."""
-        session = self.session_for(args.sessionId, args.workspace)
-        if session.running or session.queued:
-            raise Refused("a turn is running; wait for it to end (or abort it) before /compact")
-        if not session.messages:
-            raise Refused("the session has no messages to compact")
-        provider = self.provider_for(session, self.settings)
-        before = len(session.messages)
-        try:
-            model = self.settings.effective_model
-            summary, messages = await compact_transcript(provider, model, session.messages, args.focus, side_counter(session, model))
-        except ProviderError as err:
-            raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
-        except ValueError as err:
-            raise Refused(str(err)) from None
-        session.messages = messages
-        session.extra.pop(SPAN_SUMMARIES, None)  # the spans they described are gone
-        await self.persistence.save(session)
-        session.emit_status()
-        return {"summary": summary, "messagesBefore": before, "messagesAfter": len(messages)}
-
+    # -- shutdown -------------------------------------------------------------------------
     async def flush(self, log_line: Callable[[str], None]) -> None:
         """Write what is pending and say what was saved (shutdown)."""
         await asyncio.to_thread(self.history.flush)

@@ -41,12 +41,9 @@ def _preload() -> Any:
     """What a first turn would import lazily, imported once here, and a server built (never
     started: no thread, loop or file is open yet, so each child's copy is as new as a spawned one)."""
     from .lsp import create_server
-    from .agent.provider.openai_provider import OpenAIProvider, EndpointConfig
+    from .agent.provider.openai_provider import import_sdk_now
 
-    provider = OpenAIProvider(EndpointConfig(model="warm-up", base_url="http://127.0.0.1:9/v1"))
-    provider._get_client()  # imports openai and the HTTP stack; opens no connection
-    import openai  # noqa: F401
-    from openai import AsyncStream  # noqa: F401
+    import_sdk_now()  # imports openai and the HTTP stack; opens no connection
 
     return create_server()
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from pygls.uris import to_fs_path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from .errors import InvalidArguments, Refused
 from .state.paths import workspace_key
@@ -19,10 +19,11 @@ if TYPE_CHECKING:
 
 
 def uri_to_path(uri: str) -> Path:
-    path = to_fs_path(uri)
-    if path is None:
+    # The stdlib rather than pygls' helper: the service stays free of pygls.
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or not parts.path:
         raise InvalidArguments(f"workspace {uri!r} is not a file URI")
-    return Path(path)
+    return Path(url2pathname(parts.path))
 
 
 @dataclass

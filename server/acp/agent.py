@@ -19,7 +19,7 @@ from ..agent.attachments import file_block
 from ..agent.provider.openai_provider import preload_sdk
 from ..agent.session import AgentSession, TurnOutcome
 from ..errors import InvalidArguments, Refused
-from ..protocol import ChatArgs
+from ..protocol import ChatArgs, SessionSummary
 from ..service import ShiroService
 from ..workspaces import Workspace
 from . import slash, updates
@@ -127,7 +127,7 @@ class ShiroAcpAgent:
             opened = await self.service.persistence.resume(workspace, session_id, False)
         except (Refused, InvalidArguments) as exc:
             raise _invalid(str(exc)) from None
-        session = self.service.sessions[opened["sessionId"]]
+        session = self.service.sessions[opened.sessionId]
         if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
             self._live[session_id] = session.id
             self.sink.editor_ids[session.id] = session_id
@@ -140,12 +140,12 @@ class ShiroAcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> schema.ListSessionsResponse:
         workspaces = [self._workspace(cwd)] if cwd else (self.service.workspaces.all() or [self._workspace(str(Path.cwd()))])
-        rows: list[dict[str, Any]] = []
+        rows: list[SessionSummary] = []
         for workspace in workspaces:
-            rows += await self.service.persistence.list(workspace, LIST_LIMIT)
-        rows.sort(key=lambda r: r["updatedAt"], reverse=True)
+            rows += (await self.service.persistence.list(workspace, LIST_LIMIT)).sessions
+        rows.sort(key=lambda r: r.updated_at, reverse=True)
         return schema.ListSessionsResponse(sessions=[
-            schema.SessionInfo(session_id=r["id"], cwd=r["cwd"], title=r["title"] or None, updated_at=r["updatedAt"])
+            schema.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at)
             for r in rows[:LIST_LIMIT]
         ])
 

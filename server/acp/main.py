@@ -54,7 +54,6 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
 async def serve(args: argparse.Namespace) -> None:
     import acp  # noqa: PLC0415 - its schema costs ~0.5 s; only this command pays it
 
-    from ..features import setup_all
     from ..service import ShiroService
     from ..user_settings import load_user_settings
     from .agent import AcpBridge, ShiroAcpAgent
@@ -62,7 +61,6 @@ async def serve(args: argparse.Namespace) -> None:
 
     bridge = AcpBridge()
     service = ShiroService(bridge)
-    setup_all(service)
     # Editors start the agent in the project's directory: its project file applies too.
     from_files = load_user_settings(Path.cwd())
     for problem in from_files.problems:

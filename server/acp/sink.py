@@ -16,7 +16,7 @@ from acp import schema
 
 from ..agent.events import ApprovalAnswer
 from ..agent.tools.base import Tool
-from ..agent.transcript import ToolCallPart, pending_calls
+from ..model.transcript import ToolCallPart, pending_calls
 from . import updates
 from .host import AcpToolHost, Editor
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-import msgspec
 from acp import schema
 
 from ..errors import InvalidArguments, Refused
-from ..features.todos import payload as todos_payload
 from ..protocol import CompactArgs
 
 if TYPE_CHECKING:
@@ -23,8 +21,8 @@ Handler = Callable[["ShiroService", "AgentSession", str], Awaitable[str]]
 
 
 async def _compact(service: "ShiroService", session: "AgentSession", focus: str) -> str:
-    result = await service.compact(CompactArgs(sessionId=session.id, focus=focus or None))
-    return f"Compacted {result['messagesBefore']} messages to {result['messagesAfter']}.\n\n{result['summary']}"
+    result = await service.compaction.compact(CompactArgs(sessionId=session.id, focus=focus or None))
+    return f"Compacted {result.messagesBefore} messages to {result.messagesAfter}.\n\n{result.summary}"
 
 
 async def _notes(service: "ShiroService", session: "AgentSession", _: str) -> str:
@@ -35,11 +33,11 @@ async def _notes(service: "ShiroService", session: "AgentSession", _: str) -> st
 
 
 async def _todos(service: "ShiroService", session: "AgentSession", _: str) -> str:
-    payload = msgspec.to_builtins(todos_payload(session))
-    if not payload["todos"]:
+    todos = service.todos.result(session)
+    if not todos.todos:
         return "The task list is empty."
-    warnings = "".join(f"\n\nwarning: {w}" for w in payload["warnings"])
-    return f"```\n{payload['rendered']}\n```{warnings}"
+    warnings = "".join(f"\n\nwarning: {w}" for w in todos.warnings)
+    return f"```\n{todos.rendered}\n```{warnings}"
 
 
 async def _memory(service: "ShiroService", session: "AgentSession", _: str) -> str:
@@ -50,17 +48,17 @@ async def _memory(service: "ShiroService", session: "AgentSession", _: str) -> s
 
 
 async def _sessions(service: "ShiroService", session: "AgentSession", _: str) -> str:
-    rows = await service.persistence.list(service.workspace_of(session), 15)
+    rows = (await service.persistence.list(service.workspace_of(session), 15)).sessions
     if not rows:
         return "No saved sessions in this directory yet."
-    return "\n".join(f"- `{r['id'][:8]}` {r['title'] or '(untitled)'} ({r['messageCount']} messages, {r['updatedAt']})" for r in rows)
+    return "\n".join(f"- `{r.id[:8]}` {r.title or '(untitled)'} ({r.message_count} messages, {r.updated_at})" for r in rows)
 
 
 async def _save(service: "ShiroService", session: "AgentSession", _: str) -> str:
     result = await service.persistence.save_command(session)
-    if not result["saved"]:
-        return f"Not saved: {result.get('reason', 'nothing to write')}."
-    return f"Saved {result['messageCount']} messages to {result['path']}."
+    if not result.saved:
+        return f"Not saved: {result.reason or 'nothing to write'}."
+    return f"Saved {result.messageCount} messages to {result.path}."
 
 
 COMMANDS: dict[str, tuple[str, str | None, Handler]] = {

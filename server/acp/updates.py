@@ -13,7 +13,7 @@ from acp import helpers, schema
 
 from ..agent.tool_calls import describe_call
 from ..agent.tools.base import Tool
-from ..agent.transcript import Message, ReasoningPart, TextPart, ToolCallPart, ToolMessage, UserMessage
+from ..model.transcript import Message, ReasoningPart, TextPart, ToolCallPart, ToolMessage, UserMessage
 
 Update = Any  # one of acp.schema's session update models
 

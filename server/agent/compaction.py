@@ -11,7 +11,7 @@ from typing import Callable
 from .prune import render_message
 from .provider.base import Provider, Usage
 from .side_request import ask_model
-from .transcript import Message, TextPart, UserMessage
+from ..model.transcript import Message, TextPart, UserMessage
 
 INPUT_CHARS = 200_000  # of rendered transcript sent to the summary request (head and tail kept)
 

@@ -1,24 +1,29 @@
 """Where the loop reports what happens: the `EventSink` seam.
 
-The LSP layer turns these into `shiro/event`, `shiro/todos` and `shiro/status` notifications and
-approval dialogs; tests use a list sink. Events are plain dicts shaped as PROTOCOL.md lists them.
+The sink takes the protocol's Structs (`protocol.Event`, `TodosNotification`, `StatusPayload`);
+the LSP layer sends them as `shiro/event`, `shiro/todos` and `shiro/status` and turns approvals
+into dialogs; tests use a list sink.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
+import msgspec
+
+from ..protocol import Event, StatusPayload, TodosNotification
+
 ApprovalAnswer = Literal["allow", "always", "deny"]
 
 
 class EventSink(Protocol):
-    def event(self, payload: dict[str, Any]) -> None:
-        """One `shiro/event` (sessionId and turnId included)."""
+    def event(self, event: Event) -> None:
+        """One `shiro/event`."""
 
-    def todos(self, payload: dict[str, Any]) -> None:
+    def todos(self, payload: TodosNotification) -> None:
         """One `shiro/todos`."""
 
-    def status(self, payload: dict[str, Any]) -> None:
+    def status(self, payload: StatusPayload) -> None:
         """One `shiro/status`."""
 
     async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
@@ -26,7 +31,8 @@ class EventSink(Protocol):
 
 
 class ListSink:
-    """Collects everything; approvals answered from a script (default allow)."""
+    """Collects everything as it would go on the wire (builtins); approvals answered from a
+    script (default allow)."""
 
     def __init__(self, answers: list[ApprovalAnswer] | None = None) -> None:
         self.events: list[dict[str, Any]] = []
@@ -35,14 +41,14 @@ class ListSink:
         self.answers = list(answers or [])
         self.asked: list[tuple[str, str]] = []
 
-    def event(self, payload: dict[str, Any]) -> None:
-        self.events.append(payload)
+    def event(self, event: Event) -> None:
+        self.events.append(msgspec.to_builtins(event))
 
-    def todos(self, payload: dict[str, Any]) -> None:
-        self.todo_updates.append(payload)
+    def todos(self, payload: TodosNotification) -> None:
+        self.todo_updates.append(msgspec.to_builtins(payload))
 
-    def status(self, payload: dict[str, Any]) -> None:
-        self.statuses.append(payload)
+    def status(self, payload: StatusPayload) -> None:
+        self.statuses.append(msgspec.to_builtins(payload))
 
     async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
         self.asked.append((tool_name, summary))

@@ -10,8 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..protocol import (
+    CompactedEvent,
+    Event,
+    NoticeEvent,
+    ReasoningDeltaEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
 from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
@@ -28,7 +37,7 @@ from .provider.base import (
 from .session import AgentSession, TurnOutcome
 from .short_term_memory import apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
-from .transcript import (
+from ..model.transcript import (
     AssistantMessage,
     TextPart,
     ToolCallPart,
@@ -57,10 +66,11 @@ class TurnState:
     prompt: str | None = None
     prompt_message: UserMessage | None = None  # where short-term memory depths are counted from
 
-    def emit(self, kind: str, **fields: Any) -> None:
-        self.session.deps.sink.event(
-            {"sessionId": self.session.id, "turnId": self.turn_id, "type": kind, **fields}
-        )
+    def emit(self, event: Event) -> None:
+        self.session.deps.sink.event(event)
+
+    def notice(self, message: str) -> None:
+        self.emit(NoticeEvent(sessionId=self.session.id, turnId=self.turn_id, message=message))
 
 
 async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, attachments: list[str] | None = None) -> TurnOutcome:
@@ -75,10 +85,10 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
         session.messages.append(state.prompt_message)
         session.changed()
-    state.emit("turn_start")
+    state.emit(TurnStartEvent(sessionId=session.id, turnId=turn_id))
     agent = session.deps.settings().agent
     if agent not in VARIANTS:
-        state.emit("notice", message=f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
+        state.notice(f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
     session.emit_status()
     try:
         outcome = await _steps(state)
@@ -89,14 +99,11 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     except Exception as exc:
         log.exception("turn %s failed", turn_id)
         outcome = TurnOutcome("error", text=state.text, error=f"internal error: {exc}")
-    end: dict[str, Any] = {"status": outcome.status, "text": outcome.text}
-    if outcome.error:
-        end["error"] = outcome.error
     try:
         await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
-    state.emit("turn_end", **end)
+    state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text, error=outcome.error or None))
     session.changed(turn_ended=True)
     return outcome
 
@@ -105,12 +112,12 @@ async def _steps(state: TurnState) -> TurnOutcome:
     session = state.session
     # MCP servers still starting get a few seconds; a resumed approval may be an MCP call too.
     for notice in await session.deps.before_turn(session):
-        state.emit("notice", message=notice)
+        state.notice(notice)
     steps = 0
     while True:
         if pending_calls(session.messages):
             try:
-                await run_tool_step(session, state.emit)
+                await run_tool_step(session, state.turn_id)
             except ToolStepAborted:
                 return TurnOutcome("aborted", text=state.text)
             session.changed()
@@ -118,7 +125,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         settings = session.deps.settings()
         if steps >= settings.maxSteps:
             message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
-            state.emit("notice", message=message)
+            state.notice(message)
             return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
         message = await _provider_step(state)
@@ -141,7 +148,7 @@ async def _request(state: TurnState) -> ProviderRequest:
     messages = await state.view.for_wire(session, settings, summarize)
     compacted = state.view.take_compacted()
     if compacted is not None:
-        state.emit("compacted", before=compacted.before, after=compacted.after, message=compacted.message)
+        state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
     plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
     stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
     return ProviderRequest(
@@ -160,13 +167,13 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
             async for event in provider.stream(request):
                 if isinstance(event, TextDelta):
                     received.append(event.text)
-                    state.emit("text_delta", text=event.text)
+                    state.emit(TextDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, ReasoningDelta):
-                    state.emit("reasoning_delta", text=event.text)
+                    state.emit(ReasoningDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, OutputStarted):
                     output_started = True
                 elif isinstance(event, Notice):
-                    state.emit("notice", message=event.message)
+                    state.notice(event.message)
                 elif isinstance(event, Completed):
                     return _accept(state, event)
             raise ProviderError("the provider stream ended without a response")
@@ -177,7 +184,7 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
                 session.messages = strip_item_ids(session.messages)
                 state.view.reset()
                 session.changed()
-                state.emit("notice", message=REFERENCE_LOST_NOTICE)
+                state.notice(REFERENCE_LOST_NOTICE)
                 continue
             _keep_interrupted(state, received)
             raise
@@ -205,7 +212,12 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
         state.text = text
     for part in message.content:
         if isinstance(part, ToolCallPart):
-            state.emit("tool_call", toolCallId=part.tool_call_id, toolName=part.tool_name, input=part.input)
+            state.emit(
+                ToolCallEvent(
+                    sessionId=session.id, turnId=state.turn_id,
+                    toolCallId=part.tool_call_id, toolName=part.tool_name, input=part.input,
+                )
+            )
     session.changed()
     session.emit_status()
     return message

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import msgspec
 
-from .transcript import (
+from ..model.transcript import (
     AssistantMessage,
     Message,
     ReasoningPart,

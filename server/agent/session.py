@@ -11,14 +11,15 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import uuid_utils
 
 from .short_term_memory import NoShortTermMemory, TurnMemory
 from .context_level import context_level
 from .usage import side_status
-from .transcript import Message, estimate_tokens
+from ..model.transcript import Message, estimate_tokens
+from ..protocol import QueuedEvent, StatusPayload, TurnStatus
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from .tools.base import Tool, ToolHost
 
 log = logging.getLogger(__name__)
-
-TurnStatus = Literal["completed", "aborted", "error"]
-
 
 @dataclass
 class TurnOutcome:
@@ -89,7 +87,12 @@ class AgentSession:
     turns_since_refresh: int = 0  # completed turns since the last update_short_term_memory (saved)
     always_allowed: set[str] = field(default_factory=set)
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
-    extra: dict[str, Any] = field(default_factory=dict)  # record fields owned by other features
+    # Summaries of automatically pruned spans, one per span, saved in the record.
+    span_summaries: dict[str, str] = field(default_factory=dict)
+    # Project memory as rendered once for this session (memory is what *earlier* sessions learned).
+    memory_block: str | None = None
+    # What side requests (span summaries, /compact, /memory) spent, part of the totals: saved.
+    side_usage: dict[str, int] = field(default_factory=dict)
     _queue: deque[QueuedPrompt] = field(default_factory=deque)
     _current: QueuedPrompt | None = None
     _turn_task: asyncio.Task[TurnOutcome] | None = None
@@ -114,9 +117,7 @@ class AgentSession:
         if prompt is not None:
             self.deps.record_prompt(prompt)  # queued prompts are history too
         if busy:
-            self.deps.sink.event(
-                {"sessionId": self.id, "turnId": item.turn_id, "type": "queued", "position": len(self._queue)}
-            )
+            self.deps.sink.event(QueuedEvent(sessionId=self.id, turnId=item.turn_id, position=len(self._queue)))
             self.emit_status()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())
@@ -176,27 +177,27 @@ class AgentSession:
             await asyncio.gather(self._worker, return_exceptions=True)
 
     # -- status ---------------------------------------------------------------------------
-    def status_payload(self) -> dict[str, Any]:
+    def status_payload(self) -> StatusPayload:
         settings = self.deps.settings()
         threshold = max(1, settings.compactThreshold)
         tokens = estimate_tokens(self.messages)
         percent = round(tokens * 100 / threshold, 1)
         level = context_level(tokens, threshold)
-        return {
-            "sessionId": self.id,
-            "contextTokens": tokens,
-            "contextThreshold": threshold,
-            "contextPercent": percent,
-            "level": level,
-            "provider": "openai",
-            "model": settings.effective_model,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-            "costUsd": self.cost_usd,
+        return StatusPayload(
+            sessionId=self.id,
+            contextTokens=tokens,
+            contextThreshold=threshold,
+            contextPercent=percent,
+            level=level,
+            provider="openai",
+            model=settings.effective_model,
+            inputTokens=self.input_tokens,
+            outputTokens=self.output_tokens,
+            costUsd=self.cost_usd,
             **side_status(self, settings.effective_model),
-            "running": self.running,
-            "queued": self.queued,
-        }
+            running=self.running,
+            queued=self.queued,
+        )
 
     def emit_status(self) -> None:
         self.deps.sink.status(self.status_payload())

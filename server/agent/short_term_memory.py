@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
-from .transcript import AssistantMessage, Message, TextPart, ToolMessage, UserMessage
+from ..model.transcript import AssistantMessage, Message, TextPart, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
     from ..config import Settings, ShortTermMemorySettings

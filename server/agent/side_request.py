@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .provider.base import Completed, Provider, ProviderError, ProviderRequest, Usage
-from .transcript import UserMessage, TextPart, final_text
+from ..model.transcript import UserMessage, TextPart, final_text
 
 
 async def ask_model(

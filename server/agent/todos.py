@@ -15,25 +15,14 @@ Decisions the spec left open:
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any
 
-import msgspec
-
-TodoStatus = Literal["pending", "in_progress", "completed", "blocked"]
-STATUSES: tuple[str, ...] = get_args(TodoStatus)
+from ..model.todo import STATUSES, Todo
 
 BAR_WIDTH = 24
 PROMPT_HEADING = "Current task list (update it with todo_write):"
 
 _MARKS: dict[str, str] = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]", "blocked": "[!]"}
-
-
-class Todo(msgspec.Struct, omit_defaults=True):
-    """One task as stored in the session record: `{"content", "status", "note"?}`."""
-
-    content: str
-    status: TodoStatus
-    note: str | None = None
 
 
 class TodoInvalid(ValueError):

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Callable
-
+from ..protocol import ToolResultEvent
 from .session import AgentSession
 from .tools.base import Tool
 from .tools.registry import run_tool
-from .transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
+from ..model.transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
 
 ABORTED_OUTPUT = "aborted by the user"
-
-Emit = Callable[..., None]
 
 
 class ToolStepAborted(Exception):
@@ -80,7 +77,16 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
     return ToolResultPart(call.tool_call_id, call.tool_name, result.output, result.is_error)
 
 
-async def run_tool_step(session: AgentSession, emit: Emit) -> None:
+def _emit_result(session: AgentSession, turn_id: str, result: ToolResultPart) -> None:
+    session.deps.sink.event(
+        ToolResultEvent(
+            sessionId=session.id, turnId=turn_id,
+            toolCallId=result.tool_call_id, output=result.output, isError=result.is_error,
+        )
+    )
+
+
+async def run_tool_step(session: AgentSession, turn_id: str) -> None:
     calls = pending_calls(session.messages)
     tools = {t.name: t for t in session.deps.tools(session)}
     results: list[ToolResultPart] = []
@@ -88,12 +94,13 @@ async def run_tool_step(session: AgentSession, emit: Emit) -> None:
         for call in calls:
             result = await _run_one(session, tools, call)
             results.append(result)
-            emit("tool_result", toolCallId=call.tool_call_id, output=result.output, isError=result.is_error)
+            _emit_result(session, turn_id, result)
     except asyncio.CancelledError:
         if not session.stopping:
             for call in calls[len(results):]:
-                results.append(ToolResultPart(call.tool_call_id, call.tool_name, ABORTED_OUTPUT, True))
-                emit("tool_result", toolCallId=call.tool_call_id, output=ABORTED_OUTPUT, isError=True)
+                aborted = ToolResultPart(call.tool_call_id, call.tool_name, ABORTED_OUTPUT, True)
+                results.append(aborted)
+                _emit_result(session, turn_id, aborted)
         if results:
             session.messages.append(ToolMessage(content=results))
             session.changed()

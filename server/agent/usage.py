@@ -4,14 +4,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .provider.base import Usage
 
 if TYPE_CHECKING:
     from .session import AgentSession
-
-SIDE_USAGE = "sideUsage"  # session.extra key: {"inputTokens", "outputTokens"} of side requests
 
 
 def count_usage(session: "AgentSession", usage: Usage, model: str, side: bool = False) -> None:
@@ -21,9 +19,9 @@ def count_usage(session: "AgentSession", usage: Usage, model: str, side: bool = 
     session.input_tokens += usage.input_tokens
     session.output_tokens += usage.output_tokens
     if side:
-        apart = session.extra.setdefault(SIDE_USAGE, {"inputTokens": 0, "outputTokens": 0})
-        apart["inputTokens"] += usage.input_tokens
-        apart["outputTokens"] += usage.output_tokens
+        apart = session.side_usage
+        apart["inputTokens"] = apart.get("inputTokens", 0) + usage.input_tokens
+        apart["outputTokens"] = apart.get("outputTokens", 0) + usage.output_tokens
     session.cost_usd = cost_usd(model, session.input_tokens, session.output_tokens)
 
 
@@ -32,10 +30,10 @@ def side_counter(session: "AgentSession", model: str) -> Callable[[Usage], None]
     return lambda usage: count_usage(session, usage, model, side=True)
 
 
-def side_status(session: "AgentSession", model: str) -> dict[str, object]:
+def side_status(session: "AgentSession", model: str) -> dict[str, Any]:
     """`sideInputTokens`, `sideOutputTokens`, `sideCostUsd` of `shiro/status` (part of the totals)."""
     from ..state.pricing import cost_usd  # noqa: PLC0415
 
-    apart = session.extra.get(SIDE_USAGE) or {}
+    apart = session.side_usage
     tokens_in, tokens_out = int(apart.get("inputTokens", 0)), int(apart.get("outputTokens", 0))
     return {"sideInputTokens": tokens_in, "sideOutputTokens": tokens_out, "sideCostUsd": cost_usd(model, tokens_in, tokens_out)}

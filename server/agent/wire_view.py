@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Awaitable, Callable
 
+from ..model.transcript import AssistantMessage, Message, estimate_tokens, strip_item_ids
 from .prune import PrunedSpan, PrunedView, prune_for_wire, span_chunk_bytes
-from .transcript import AssistantMessage, Message, estimate_tokens, strip_item_ids
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SPAN_SUMMARIES = "spanSummaries"  # session.extra key, saved in the record
 Summarize = Callable[[PrunedSpan], Awaitable[str]]
 
 
@@ -82,7 +81,7 @@ class WireView:
                 return extended
         elif estimate_tokens(messages) <= budget:
             return _sendable(messages)
-        summaries: dict[str, str] = session.extra.setdefault(SPAN_SUMMARIES, {})
+        summaries = session.span_summaries
         pruned = prune_for_wire(messages, budget, summaries)
         if summarize is not None:
             pruned = await self._summarize(pruned, messages, budget, summaries, summarize, session)

@@ -26,7 +26,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
-from ..agent.tools.search import walk_files
+from ..model.workspace_files import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
 from .markdown import MarkdownBlocks

@@ -2,25 +2,30 @@
 
 `command()` is the one place that maps failures onto JSON-RPC errors: malformed arguments are
 InvalidParams (-32602), refusals RequestFailed (-32803), both with a message a person can act on.
+It also holds every handler to `protocol.COMMANDS`: the argument type must be the registered one
+and the result an instance of the registered result type, so the schema cannot drift from what
+the server sends.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, TypeVar
 
+import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ..errors import InvalidArguments, Refused
-from ..protocol import _Args, decode_args, to_wire
+from ..protocol import COMMANDS, Args, decode_args, to_wire
 
 if TYPE_CHECKING:
-    from ..lsp import ShiroServer
+    from ..lsp.server import ShiroServer
 
 log = logging.getLogger(__name__)
 
 REQUEST_FAILED = -32803
-A = TypeVar("A", bound=_Args)
+A = TypeVar("A", bound=Args)
+R = TypeVar("R", bound=msgspec.Struct)
 
 
 class RequestFailed(JsonRpcException):
@@ -30,8 +35,12 @@ class RequestFailed(JsonRpcException):
 
 def command(
     server: "ShiroServer", name: str, kind: type[A]
-) -> Callable[[Callable[["ShiroServer", A], Awaitable[Any]]], None]:
-    def decorate(fn: Callable[["ShiroServer", A], Awaitable[Any]]) -> None:
+) -> Callable[[Callable[["ShiroServer", A], Awaitable[R]]], None]:
+    spec = COMMANDS[name]
+    if spec.args is not kind:
+        raise TypeError(f"{name} takes {spec.args.__name__} in protocol.COMMANDS, not {kind.__name__}")
+
+    def decorate(fn: Callable[["ShiroServer", A], Awaitable[R]]) -> None:
         # pygls evaluates the handler's annotations, so `ls` stays unannotated (import cycle);
         # *args because an omitted argument means {}.
         async def handler(ls, *args):  # type: ignore[no-untyped-def]
@@ -42,11 +51,14 @@ def command(
             # Every command sees the client's settings, not only initializationOptions.
             await ls.settings_ready()
             try:
-                return to_wire(await fn(ls, decoded))  # type: ignore[arg-type]
+                result = await fn(ls, decoded)
             except InvalidArguments as exc:
                 raise JsonRpcInvalidParams(f"{name}: {exc}") from None
             except Refused as exc:
                 raise RequestFailed(f"{name}: {exc}") from None
+            if not isinstance(result, spec.result):
+                raise TypeError(f"{name} answered {type(result).__name__}, not {spec.result.__name__}")
+            return to_wire(result)
 
         handler.__name__ = fn.__name__  # not functools.wraps: pygls would read fn's signature
         server.command(name)(handler)
@@ -55,11 +67,13 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, mcp, notebook, session, sessions, stm
+    from . import chat, history, live_session, mcp, project_memory, saved_sessions, stm, todos
 
     chat.register(server)
-    session.register(server)
-    sessions.register(server)
-    notebook.register(server)
+    live_session.register(server)
+    saved_sessions.register(server)
+    project_memory.register(server)
+    todos.register(server)
+    history.register(server)
     stm.register(server)
     mcp.register(server)

@@ -1,18 +1,18 @@
-"""shiro.chat and shiro.abort."""
+"""shiro.chat and shiro.abort: prompts into the session's turn queue, and out of it."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from .. import protocol as wire
-from ..protocol import AbortResult, ChatArgs, ChatResult, CompactArgs, SessionArgs
+from ..protocol import AbortResult, ChatArgs, ChatResult, SessionArgs
 from . import command
 
 if TYPE_CHECKING:
-    from ..lsp import ShiroServer
+    from ..lsp.server import ShiroServer
 
 
 def register(server: "ShiroServer") -> None:
@@ -29,10 +29,6 @@ def register(server: "ShiroServer") -> None:
         finally:
             ls.chat_requests.pop(request_id, None)
         return ChatResult(session.id, item.turn_id, outcome.status, outcome.text, outcome.error)
-
-    @command(server, wire.COMPACT, CompactArgs)
-    async def compact(ls: "ShiroServer", args: CompactArgs) -> dict[str, Any]:
-        return await ls.service.compact(args)
 
     @command(server, wire.ABORT, SessionArgs)
     async def abort(ls: "ShiroServer", args: SessionArgs) -> AbortResult:

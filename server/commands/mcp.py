@@ -9,7 +9,7 @@ from ..protocol import McpResult, WorkspaceArgs
 from . import command
 
 if TYPE_CHECKING:
-    from ..lsp import ShiroServer
+    from ..lsp.server import ShiroServer
 
 
 def register(server: "ShiroServer") -> None:

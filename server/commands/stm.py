@@ -6,29 +6,23 @@ from typing import TYPE_CHECKING
 
 from .. import protocol as wire
 from ..protocol import SessionArgs, StmClearResult, StmResult
-from ..errors import Refused
 from . import command
 
 if TYPE_CHECKING:
-    from ..features.short_term_memory import ShortTermMemoryFeature
-    from ..lsp import ShiroServer
+    from ..lsp.server import ShiroServer
 
 
 def register(server: "ShiroServer") -> None:
     service = server.service
-
-    def feature() -> "ShortTermMemoryFeature":
-        if service.short_term_memory is None:
-            raise Refused("short-term memory is not set up on this server")
-        return service.short_term_memory
+    feature = service.short_term_memory
 
     @command(server, wire.STM, SessionArgs)
     async def stm(ls: "ShiroServer", args: SessionArgs) -> StmResult:
-        return await feature().show(service.session_for(args.sessionId, args.workspace))
+        return await feature.show(service.session_for(args.sessionId, args.workspace))
 
     @command(server, wire.STM_CLEAR, SessionArgs)
     async def stm_clear(ls: "ShiroServer", args: SessionArgs) -> StmClearResult:
         # Any session's memory may be cleared by id (the user curates what other sessions see),
         # open on this server or not.
         session_id = args.sessionId or service.session_for(None, args.workspace).id
-        return await feature().clear(session_id)
+        return await feature.clear(session_id)

@@ -9,24 +9,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
-
+from ..protocol import HistoryResult
 from ..state.atomic import StateError
 from ..state.history import PromptHistory
 from ..state.paths import shiro_home
 from ..workspaces import Workspace
 
-if TYPE_CHECKING:
-    from ..service import ShiroService
-
 log = logging.getLogger(__name__)
 
 
 class HistoryFeature:
-    def __init__(self, service: "ShiroService") -> None:
+    def __init__(self) -> None:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shiro-history")
         self._last: Future[None] | None = None
-        service.on_prompt.append(self.record)
 
     def _store(self, workspace: Workspace) -> PromptHistory:
         return PromptHistory(shiro_home(), workspace.key)
@@ -40,14 +35,11 @@ class HistoryFeature:
     def record(self, workspace: Workspace, prompt: str) -> None:
         self._last = self._writer.submit(self._add, workspace, prompt)
 
-    async def load(self, workspace: Workspace) -> list[str]:
+    async def load(self, workspace: Workspace) -> HistoryResult:
         # Reads queue behind pending appends, so a prompt just sent is in the answer.
-        return await asyncio.get_running_loop().run_in_executor(self._writer, self._store(workspace).load)
+        prompts = await asyncio.get_running_loop().run_in_executor(self._writer, self._store(workspace).load)
+        return HistoryResult(prompts=prompts)
 
     def flush(self) -> None:
         """Wait for appends already queued (shutdown)."""
         self._writer.submit(lambda: None).result()
-
-
-def setup(service: "ShiroService") -> HistoryFeature:
-    return HistoryFeature(service)

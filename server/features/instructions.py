@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..agent.instructions import collect_instructions
-
-if TYPE_CHECKING:
-    from ..service import ShiroService
+from ..agent.session import AgentSession
 
 
-def setup(service: "ShiroService") -> None:
-    service.system_blocks.append(lambda session: collect_instructions(session.root, session.touched))
+class InstructionsFeature:
+    def block(self, session: AgentSession) -> str:
+        """The system-prompt block; "" when the workspace has none."""
+        return collect_instructions(session.root, session.touched)

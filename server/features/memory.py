@@ -3,31 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..agent.provider.base import ProviderError
+from ..agent.session import AgentSession
 from ..agent.side_request import ask_model
 from ..agent.usage import side_counter
 from ..agent.tools.base import Tool
 from ..agent.tools.memory_tools import memory_tools
 from ..errors import Refused
+from ..protocol import MemoryCompactionResult
 from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory
 from ..state.paths import memory_file, shiro_home
 from ..workspaces import Workspace
 
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession
     from ..service import ShiroService
 
-_BLOCK = "memoryBlock"
 T = TypeVar("T")
 
 
 class MemoryFeature:
     def __init__(self, service: "ShiroService") -> None:
         self.service = service
-        service.session_tools.append(self.tools)
-        service.system_blocks.append(self.block)
 
     @property
     def enabled(self) -> bool:
@@ -38,22 +36,22 @@ class MemoryFeature:
             raise MemoryDisabled()
         return ProjectMemory(memory_file(shiro_home(), workspace.key))
 
-    def tools(self, session: "AgentSession") -> list[Tool]:
+    def tools(self, session: AgentSession) -> list[Tool]:
         if not self.enabled:
             return []  # --no-memory: the model is not offered what it cannot use
         workspace = self.service.workspace_of(session)
         return memory_tools(lambda: self.store(workspace))
 
-    def block(self, session: "AgentSession") -> str:
+    def block(self, session: AgentSession) -> str:
         """Rendered once per session: memory is what was learned in *earlier* sessions."""
         if not self.enabled:
             return ""
-        if _BLOCK not in session.extra:
+        if session.memory_block is None:
             try:
-                session.extra[_BLOCK] = self.store(self.service.workspace_of(session)).render_block()
+                session.memory_block = self.store(self.service.workspace_of(session)).render_block()
             except MemoryRefused:
-                session.extra[_BLOCK] = ""
-        return session.extra[_BLOCK]
+                session.memory_block = ""
+        return session.memory_block
 
     async def run(self, workspace: Workspace, op: Callable[[ProjectMemory], T]) -> T:
         """A store operation off the event loop, refusals mapped for the command layer."""
@@ -63,7 +61,7 @@ class MemoryFeature:
         except MemoryRefused as err:
             raise Refused(str(err)) from None
 
-    async def compact(self, workspace: Workspace) -> Any:
+    async def compact(self, workspace: Workspace) -> MemoryCompactionResult:
         try:
             store = self.store(workspace)
         except MemoryRefused as err:
@@ -79,8 +77,4 @@ class MemoryFeature:
             return await store.compact(ask)
         except ProviderError as err:  # the store is untouched when the model cannot answer
             raise Refused(f"memory compaction needs the model, which failed: {err.message}") from None
-
-
-def setup(service: "ShiroService") -> MemoryFeature:
-    return MemoryFeature(service)
 

@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-from ..agent.transcript import pending_calls
-from ..agent.usage import SIDE_USAGE
-from ..agent.wire_view import SPAN_SUMMARIES
+from ..agent.session import AgentSession
 from ..errors import InvalidArguments, Refused
-from ..protocol import NEVER_WRITTEN
+from ..model.transcript import pending_calls
+from ..protocol import NEVER_WRITTEN, NoticeEvent, ResumeResult, SaveResult, SessionsResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
 from ..state.session_record import Notebook, SessionRecord, make_title, now_iso
@@ -30,7 +29,6 @@ from ..state.session_store import SessionBusy, SessionStore
 from ..workspaces import Workspace
 
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession
     from ..service import ShiroService
 
 log = logging.getLogger(__name__)
@@ -48,7 +46,7 @@ class _SaveState:
     warned: bool = False
 
 
-def to_record(session: "AgentSession", model: str) -> SessionRecord:
+def to_record(session: AgentSession, model: str) -> SessionRecord:
     """A snapshot: lists are copied so the loop can go on appending while the worker encodes."""
     return SessionRecord(
         id=session.id,
@@ -63,8 +61,8 @@ def to_record(session: "AgentSession", model: str) -> SessionRecord:
         cost_usd=session.cost_usd,
         notebook=Notebook(todos=list(session.todos)),
         messages=list(session.messages),
-        span_summaries=dict(session.extra.get(SPAN_SUMMARIES, {})),
-        side_usage=dict(session.extra.get(SIDE_USAGE, {})),
+        span_summaries=dict(session.span_summaries),
+        side_usage=dict(session.side_usage),
         private=session.private,
         turns_since_refresh=session.turns_since_refresh,
     )
@@ -76,16 +74,15 @@ class SessionsFeature:
         self.store = SessionStore(shiro_home())
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shiro-save")
         self._states: dict[str, _SaveState] = {}
-        service.on_session_change.append(self.changed)
 
     # -- autosave -------------------------------------------------------------------------
-    def _state(self, session: "AgentSession") -> _SaveState:
+    def _state(self, session: AgentSession) -> _SaveState:
         state = self._states.get(session.id)
         if state is None:
             state = self._states[session.id] = _SaveState()
         return state
 
-    def changed(self, session: "AgentSession", turn_ended: bool) -> None:
+    def changed(self, session: AgentSession, turn_ended: bool) -> None:
         if not session.messages:
             return
         if not session.created_at:
@@ -104,7 +101,7 @@ class SessionsFeature:
             delay = min(DEBOUNCE_S, max(0.0, state.first_change + MAX_GAP_S - now))
         state.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self._autosave(session)))
 
-    async def _autosave(self, session: "AgentSession") -> None:
+    async def _autosave(self, session: AgentSession) -> None:
         try:
             await self.save(session)
         except Refused:
@@ -116,7 +113,7 @@ class SessionsFeature:
             state.timer = None
         state.first_change = None
 
-    async def save(self, session: "AgentSession") -> Any:
+    async def save(self, session: AgentSession) -> Path | None:
         """Write the session now (in the writer thread); None when it has no messages."""
         state = self._state(session)
         self._stop_timer(state)
@@ -132,13 +129,11 @@ class SessionsFeature:
                 if not state.warned:
                     state.warned = True
                     log.warning("session %s not saved: %s", session.id, exc)
-                    session.deps.sink.event(
-                        {"sessionId": session.id, "turnId": "", "type": "notice", "message": f"session not saved: {exc}"}
-                    )
+                    session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId="", message=f"session not saved: {exc}"))
                 raise Refused(str(exc)) from None
             return path
 
-    def _save_owned(self, record: SessionRecord) -> Any:
+    def _save_owned(self, record: SessionRecord) -> Path:
         # The lease is taken at the first save and kept: a second window resuming it gets a fork.
         if not self.store.holds(record.id):
             self.store.acquire(record.id)
@@ -146,21 +141,19 @@ class SessionsFeature:
 
 
     # -- commands -------------------------------------------------------------------------
-    async def save_command(self, session: "AgentSession") -> dict[str, Any]:
+    async def save_command(self, session: AgentSession) -> SaveResult:
         if not session.messages:
-            return {"saved": False, "messageCount": 0, "reason": "the session has no messages, so nothing was written"}
+            return SaveResult(saved=False, messageCount=0, reason="the session has no messages, so nothing was written")
         path = await self.save(session)
-        return {"saved": path is not None, "messageCount": len(session.messages), "path": str(path)}
+        return SaveResult(saved=path is not None, messageCount=len(session.messages), path=str(path))
 
-    async def list(self, workspace: Workspace, limit: int) -> list[dict[str, Any]]:
-        import msgspec
-
+    async def list(self, workspace: Workspace, limit: int) -> SessionsResult:
         if limit < 1:
             raise InvalidArguments("limit must be at least 1")
         rows = await asyncio.to_thread(self.store.list, workspace.root, limit)
-        return msgspec.to_builtins(rows)
+        return SessionsResult(sessions=rows)
 
-    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool, fork: bool = False) -> dict[str, Any]:
+    async def resume(self, workspace: Workspace, prefix: str | None, latest: bool, fork: bool = False) -> ResumeResult:
         """A session runs in the workspace it was recorded in, never rewriting its `cwd`: this one,
         or another folder open in this server. Recorded elsewhere, it is refused with the way out
         (open that folder), or with `fork` continued as a copy recorded here."""
@@ -213,7 +206,7 @@ class SessionsFeature:
             return None
         return next((w for w in self.service.workspaces.all() if w.root == root), None)
 
-    def _from_record(self, workspace: Workspace, record: SessionRecord) -> "AgentSession":
+    def _from_record(self, workspace: Workspace, record: SessionRecord) -> AgentSession:
         session = self.service.make_session(workspace, session_id=record.id)
         session.messages = list(record.messages)
         session.todos = list(record.notebook.todos)
@@ -222,34 +215,29 @@ class SessionsFeature:
         session.input_tokens = record.input_tokens
         session.output_tokens = record.output_tokens
         session.cost_usd = record.cost_usd
-        session.extra[SPAN_SUMMARIES] = dict(record.span_summaries)
-        if record.side_usage:
-            session.extra[SIDE_USAGE] = dict(record.side_usage)
+        session.span_summaries = dict(record.span_summaries)
+        session.side_usage = dict(record.side_usage)
         session.private = record.private
         session.turns_since_refresh = record.turns_since_refresh
         return session
 
-    def _opened(self, workspace: Workspace, session: "AgentSession", forked_from: str | None) -> dict[str, Any]:
-        import msgspec
-
+    def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
         workspace.current = session
         self.service.opened(session)
         if pending_calls(session.messages) and not session.running:
             # A suspended approval: ask again now; the answer runs the call and the turn goes on.
             session.submit(None)
-        result: dict[str, Any] = {
-            "sessionId": session.id,
-            "title": session.title,
-            "messages": msgspec.to_builtins(session.messages),
-            "todos": msgspec.to_builtins(session.todos),
-        }
-        if forked_from is not None:
-            result["forkedFrom"] = forked_from
-        result["workspace"] = workspace.uri  # where it runs: the folder its record names
-        return result
+        return ResumeResult(
+            sessionId=session.id,
+            title=session.title,
+            messages=list(session.messages),
+            todos=list(session.todos),
+            forkedFrom=forked_from,
+            workspace=workspace.uri,  # where it runs: the folder its record names
+        )
 
     # -- shutdown -------------------------------------------------------------------------
-    def goodbye_lines(self, session: "AgentSession") -> str:
+    def goodbye_lines(self, session: AgentSession) -> str:
         if not session.messages:
             return NEVER_WRITTEN
         hint = self.store.resume_hint(session.id)
@@ -298,7 +286,3 @@ class SessionsFeature:
         """The same when the event loop has already ended (the pipe closed without `shutdown`)."""
         for line in self._flush_all():
             log_line(line)
-
-
-def setup(service: "ShiroService") -> SessionsFeature:
-    return SessionsFeature(service)

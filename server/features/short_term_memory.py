@@ -146,9 +146,3 @@ class ShortTermMemoryFeature:
     def close(self) -> None:
         self.store.close()
 
-
-def setup(service: "ShiroService") -> ShortTermMemoryFeature:
-    feature = ShortTermMemoryFeature(service)
-    service.session_tools.append(feature.tools)
-    service.short_term_memory = feature
-    return feature

@@ -2,47 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import msgspec
-
-from ..agent.todos import Todo, render_todos, render_todos_for_prompt, todo_warnings
+from ..agent.session import AgentSession
+from ..agent.todos import render_todos, render_todos_for_prompt, todo_warnings
 from ..agent.tools.base import Tool
 from ..agent.tools.memory_tools import todo_tool
-
-if TYPE_CHECKING:
-    from ..agent.session import AgentSession
-    from ..service import ShiroService
+from ..model.todo import Todo
+from ..protocol import TodosNotification, TodosResult
 
 
-def payload(session: "AgentSession") -> dict[str, Any]:
-    todos: list[Todo] = session.todos
-    return {
-        "sessionId": session.id,
-        "todos": msgspec.to_builtins(todos),
-        "rendered": render_todos(todos),
-        "warnings": todo_warnings(todos),
-    }
+def notification(session: AgentSession) -> TodosNotification:
+    todos = list(session.todos)
+    return TodosNotification(sessionId=session.id, todos=todos, rendered=render_todos(todos), warnings=todo_warnings(todos))
 
 
 class TodoFeature:
-    def __init__(self, service: "ShiroService") -> None:
-        self.service = service
-        service.session_tools.append(self.tools)
-        service.system_blocks.append(lambda session: render_todos_for_prompt(session.todos))
-        service.on_session_open.append(self.announce)
+    def announce(self, session: AgentSession) -> None:
+        session.deps.sink.todos(notification(session))
 
-    def announce(self, session: "AgentSession") -> None:
-        session.deps.sink.todos(payload(session))
+    def result(self, session: AgentSession) -> TodosResult:
+        n = notification(session)
+        return TodosResult(todos=n.todos, rendered=n.rendered, warnings=n.warnings)
 
-    def replace(self, session: "AgentSession", todos: list[Todo]) -> None:
+    def replace(self, session: AgentSession, todos: list[Todo]) -> None:
         session.todos = todos
         self.announce(session)
         session.changed()
 
-    def tools(self, session: "AgentSession") -> list[Tool]:
+    def block(self, session: AgentSession) -> str:
+        return render_todos_for_prompt(session.todos)
+
+    def tools(self, session: AgentSession) -> list[Tool]:
         return [todo_tool(lambda todos: self.replace(session, todos))]
-
-
-def setup(service: "ShiroService") -> TodoFeature:
-    return TodoFeature(service)

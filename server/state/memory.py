@@ -32,15 +32,14 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal, get_args
 
 import msgspec
 
 from .atomic import StateError, copy_aside_corrupt, file_lock, warn_corrupt_once, write_atomic
 
 
-Kind = Literal["fact", "decision", "gotcha", "command"]
-KINDS: tuple[str, ...] = get_args(Kind)
+from ..model.memory import KINDS, MemoryEntry, MemoryKind
+from ..protocol import MemoryCompactionResult
 
 MAX_TEXT_CHARS = 400
 MAX_ENTRIES = 300
@@ -57,25 +56,8 @@ MEMORY_HEADER = (
 )
 
 
-class MemoryEntry(msgspec.Struct, rename="camel", omit_defaults=True):
-    kind: Kind
-    text: str
-    hits: int
-    created_at: str
-    last_used_at: str | None = None
-
-
 class MemoryFile(msgspec.Struct):
     entries: list[MemoryEntry] = []
-
-
-class CompactionResult(msgspec.Struct, omit_defaults=True):
-    """What `shiro.memory` answers: `{ran, reason?, before, after}` (entry counts)."""
-
-    ran: bool
-    before: int
-    after: int
-    reason: str | None = None
 
 
 # --- refusals -------------------------------------------------------------------------------------
@@ -178,7 +160,7 @@ def fold(text: str) -> str:
 _LINE_BREAK = re.compile(r"[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def check_note(kind: object, text: object) -> tuple[Kind, str]:
+def check_note(kind: object, text: object) -> tuple[MemoryKind, str]:
     """Validate a note as `remember` and compaction both require; returns (kind, stripped text)."""
     if not isinstance(kind, str) or kind not in KINDS:
         raise UnknownKind(kind)
@@ -336,7 +318,7 @@ class ProjectMemory:
 
         return compaction_skip_reason(self.entries())
 
-    async def compact(self, ask: Callable[[str, str], Awaitable[str]]) -> CompactionResult:
+    async def compact(self, ask: Callable[[str, str], Awaitable[str]]) -> MemoryCompactionResult:
         """The whole `/memory` flow: `ask(instructions, user_text)` is the tool-less side request.
 
         File work runs in a thread: waiting for another process's lock must not stall the loop."""
@@ -345,7 +327,7 @@ class ProjectMemory:
         entries = await asyncio.to_thread(self.entries)
         reason = compaction_skip_reason(entries)
         if reason:
-            return CompactionResult(ran=False, reason=reason, before=len(entries), after=len(entries))
+            return MemoryCompactionResult(ran=False, reason=reason, before=len(entries), after=len(entries))
         instructions, user_text = build_compaction_request(entries)
         reply = await ask(instructions, user_text)
         return await asyncio.to_thread(apply_compaction_reply, self, reply, sent=[e for e in entries if e.hits == 0])

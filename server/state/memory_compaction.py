@@ -14,14 +14,14 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ..protocol import MemoryCompactionResult
 from .memory import (
     COMPACT_MIN_ENTRIES,
     COMPACT_MIN_UNUSED,
     KINDS,
     MAX_ENTRIES,
     MAX_TEXT_CHARS,
-    CompactionResult,
-    Kind,
+    MemoryKind,
     MemoryEntry,
     MemoryRefused,
     ProjectMemory,
@@ -94,7 +94,7 @@ class BadCompactionReply(ValueError):
     pass
 
 
-def parse_compaction_reply(reply_text: str, max_entries: int) -> list[tuple[Kind, str]]:
+def parse_compaction_reply(reply_text: str, max_entries: int) -> list[tuple[MemoryKind, str]]:
     """The model's merged notes, or BadCompactionReply: any flaw rejects the whole reply."""
     body = reply_text.strip()
     fenced = _FENCE.match(body)  # one wrapping code fence is the only leniency
@@ -109,7 +109,7 @@ def parse_compaction_reply(reply_text: str, max_entries: int) -> list[tuple[Kind
         raise BadCompactionReply("the reply has no entries")
     if len(reply.entries) > max_entries:
         raise BadCompactionReply(f"the reply has {len(reply.entries)} entries for {max_entries} sent")
-    notes: list[tuple[Kind, str]] = []
+    notes: list[tuple[MemoryKind, str]] = []
     for position, item in enumerate(reply.entries):
         try:
             notes.append(check_note(item.kind, item.text))
@@ -123,7 +123,7 @@ def apply_compaction_reply(
     reply_text: str,
     *,
     sent: Sequence[MemoryEntry] | None = None,
-) -> CompactionResult:
+) -> MemoryCompactionResult:
     """Replace the merged entries with the model's notes; leave the file untouched on any doubt.
 
     `sent` is the entries whose merge the model was asked for (the unused ones passed to
@@ -136,14 +136,14 @@ def apply_compaction_reply(
         before = len(entries)
         reason = compaction_skip_reason(entries)
         if reason:
-            return CompactionResult(ran=False, reason=reason, before=before, after=before)
+            return MemoryCompactionResult(ran=False, reason=reason, before=before, after=before)
         sent_entries = [e for e in entries if e.hits == 0] if sent is None else list(sent)
         sent_keys = {(e.kind, fold(e.text), e.created_at) for e in sent_entries}
         try:
             notes = parse_compaction_reply(reply_text, max(len(sent_entries), 1))
         except BadCompactionReply as err:
             log.warning("memory compaction reply rejected: %s", err)
-            return CompactionResult(
+            return MemoryCompactionResult(
                 ran=False,
                 reason=f"the model's reply could not be used ({err}); the store was left untouched",
                 before=before,
@@ -161,4 +161,4 @@ def apply_compaction_reply(
             merged.append(MemoryEntry(kind=kind, text=text, hits=0, created_at=now))
         result = (kept + merged)[:MAX_ENTRIES]
         store._write(result)
-        return CompactionResult(ran=True, before=before, after=len(result))
+        return MemoryCompactionResult(ran=True, before=before, after=len(result))

@@ -37,9 +37,9 @@ import msgspec
 
 from .atomic import CorruptFile, decode_or_corrupt, file_lock, write_atomic
 from .paths import workspace_key
+from ..protocol import SessionSummary
 from .session_record import (
     SessionRecord,
-    SessionSummary,
     first_prompt,
     iso_to_epoch,
     make_title,

@@ -10,15 +10,12 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 import uuid_utils
 
-from ..agent.todos import Todo
-from ..agent.transcript import Message, TextPart, UserMessage
-
-TodoStatus = Literal["pending", "in_progress", "completed", "blocked"]
+from ..model.todo import Todo
+from ..model.transcript import Message, TextPart, UserMessage
 
 #: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
 TITLE_MAX = 80
@@ -48,17 +45,6 @@ class SessionRecord(msgspec.Struct, rename="camel", kw_only=True):
     # Short-term memory: created with shiro.newSession {private: true}; the nudge's counter.
     private: bool = False
     turns_since_refresh: int = 0
-
-
-class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):
-    """One row of `shiro.sessions`; `msgspec.to_builtins` gives the wire shape."""
-
-    id: str
-    title: str
-    created_at: str
-    updated_at: str
-    message_count: int
-    cwd: str
 
 
 _encoder = msgspec.json.Encoder()

@@ -32,9 +32,9 @@ from .atomic import (
 )
 from .paths import sessions_dir
 from .session_index import IndexEntry, IndexTxn, Manifest, SessionIndex, record_check
+from ..protocol import SessionSummary
 from .session_record import (
     SessionRecord,
-    SessionSummary,
     decode_record,
     encode_record,
     first_prompt,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from shiro_neko.acp import updates
 from shiro_neko.agent.tools.files import EDIT_FILE, READ_FILE
-from shiro_neko.agent.transcript import AssistantMessage, ReasoningPart, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
+from shiro_neko.model.transcript import AssistantMessage, ReasoningPart, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 
 
 def test_every_core_tool_has_a_kind_and_unknown_ones_are_other() -> None:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,93 @@ def test_wheel_layout_imports_every_module_from_another_directory(tmp_path: Path
     assert Path(out["file"]) == site / "shiro_neko" / "__init__.py"
     version = python("-S", "-m", "shiro_neko", "--version", cwd=cwd, env=env)
     assert version.returncode == 0 and shiro_neko.__version__ in version.stdout, version.stderr
+
+
+# --- the layering rules of docs/architecture.md, on every import (relative ones resolved) -------
+
+
+def _absolute_imports(path: Path) -> list[tuple[int, str]]:
+    """Every module a file imports, relative imports resolved to `shiro_neko.…` names."""
+    package = ["shiro_neko", *path.relative_to(SERVER).parent.parts]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = list(imported_modules(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            base = package[: len(package) - (node.level - 1)]
+            if node.module:
+                found.append((node.lineno, ".".join([*base, node.module])))
+            else:  # `from . import x`: each name may be a module
+                found += [(node.lineno, ".".join([*base, alias.name])) for alias in node.names]
+    return found
+
+
+def _offenders(files: list[Path], bad: Any) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in files
+        for line, module in _absolute_imports(path)
+        if bad(module)
+    ]
+
+
+def _py(*parts: str) -> list[Path]:
+    base = SERVER.joinpath(*parts)
+    files = [base] if base.suffix == ".py" else sorted(base.rglob("*.py"))
+    assert files and all(f.is_file() for f in files), base
+    return files
+
+
+def _under(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_relative_imports_are_resolved(tmp_path: Path) -> None:
+    assert ("shiro_neko.agent.session" in [m for _, m in _absolute_imports(SERVER / "features" / "todos.py")])
+
+
+def test_state_never_imports_agent() -> None:
+    offenders = _offenders(_py("state"), lambda m: _under(m, "shiro_neko.agent"))
+    assert not offenders, "state/ imports agent/:\n" + "\n".join(offenders)
+
+
+def test_model_imports_nothing_of_ours() -> None:
+    offenders = _offenders(_py("model"), lambda m: _under(m, "shiro_neko") and not _under(m, "shiro_neko.model"))
+    assert not offenders, "\n".join(offenders)
+
+
+def test_protocol_imports_only_model() -> None:
+    files = _py("protocol.py")
+    offenders = _offenders(files, lambda m: _under(m, "shiro_neko") and not _under(m, "shiro_neko.model"))
+    assert not offenders, "\n".join(offenders)
+
+
+def test_only_the_provider_adapter_imports_openai() -> None:
+    adapter = SERVER / "agent" / "provider" / "openai_provider.py"
+    files = [p for p in _py("") if p != adapter]
+    offenders = _offenders(files, lambda m: _under(m, "openai"))
+    assert not offenders, "openai imported outside the provider adapter:\n" + "\n".join(offenders)
+
+
+def test_service_and_features_never_import_pygls() -> None:
+    files = _py("service.py") + _py("features") + _py("workspaces.py") + _py("config.py")
+    offenders = _offenders(files, lambda m: m.split(".")[0] in LSP_ONLY or _under(m, "shiro_neko.lsp", "shiro_neko.commands"))
+    assert not offenders, "LSP imports in the core:\n" + "\n".join(offenders)
+
+
+# Modules both front ends share that import nothing else of ours (checked below).
+SHARED_LEAVES = ("shiro_neko.user_settings", "shiro_neko.trace", "shiro_neko.warm_socket")
+
+
+def test_terminal_client_imports_only_the_protocol_and_its_own_package() -> None:
+    # model/ is the protocol's own vocabulary (protocol.py is built on it); the shared leaves are
+    # the settings file, timing marks and the warm server's socket framing.
+    allowed = ("shiro_neko.client", "shiro_neko.protocol", "shiro_neko.model", *SHARED_LEAVES)
+    offenders = _offenders(
+        _py("client"),
+        lambda m: _under(m, "shiro_neko") and m not in ("shiro_neko", "shiro_neko.__version__") and not _under(m, *allowed),
+    )
+    assert not offenders, "the terminal client reaches into the server:\n" + "\n".join(offenders)
+    for leaf in SHARED_LEAVES:
+        path = SERVER / (leaf.removeprefix("shiro_neko.") + ".py")
+        leaves = _offenders([path], lambda m: _under(m, "shiro_neko") and m != "shiro_neko.__version__")
+        assert not leaves, "\n".join(leaves)

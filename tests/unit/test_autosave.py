@@ -19,7 +19,7 @@ import pytest
 from shiro_neko.agent.events import ListSink
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.disk_host import DiskToolHost
-from shiro_neko.agent.transcript import TextPart, UserMessage
+from shiro_neko.model.transcript import TextPart, UserMessage
 from shiro_neko.config import Settings
 from shiro_neko.features.sessions import DEBOUNCE_S, MAX_GAP_S, SessionsFeature
 
@@ -28,7 +28,7 @@ from shiro_neko.features.sessions import DEBOUNCE_S, MAX_GAP_S, SessionsFeature
 def feature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionsFeature:
     monkeypatch.setenv("SHIRO_NEKO_HOME", str(tmp_path / "home"))
     # The feature needs only these two things of the service.
-    return SessionsFeature(SimpleNamespace(on_session_change=[], settings=Settings()))  # type: ignore[arg-type]
+    return SessionsFeature(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
 
 
 def _session(tmp_path: Path) -> AgentSession:

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import AsyncIterator
 
+import msgspec
 import pytest
 
 from shiro_neko.agent.events import ListSink
@@ -13,7 +14,7 @@ from shiro_neko.agent.provider.base import Completed, OutputStarted, ProviderErr
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.agent.tools.registry import core_tools
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     TextPart,
     ToolCallPart,
@@ -161,6 +162,6 @@ async def test_status_levels(tmp_path: Path, threshold: int, tokens: int, level:
     # Compact JSON of one user message is 42 bytes of framing plus the text.
     framing = len('[{"role":"user","content":[{"type":"text","text":""}]}]')
     session.messages = [UserMessage(content=[TextPart("x" * (tokens * 4 - framing))])]
-    status = session.status_payload()
+    status = msgspec.to_builtins(session.status_payload())
     assert status["contextTokens"] == tokens and status["level"] == level
     assert status["contextPercent"] == round(tokens * 100 / threshold, 1)

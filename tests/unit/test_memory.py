@@ -11,10 +11,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from shiro_neko.protocol import MemoryCompactionResult as CompactionResult
 from shiro_neko.state import memory as mem
 from shiro_neko.state.memory import (
     MEMORY_HEADER,
-    CompactionResult,
     MemoryDisabled,
     MemoryEntry,
     MemoryRefused,

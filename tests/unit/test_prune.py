@@ -16,7 +16,7 @@ from shiro_neko.agent.prune import (
 )
 from shiro_neko.agent.provider import wire_chat, wire_responses
 from shiro_neko.agent.provider.base import ProviderRequest
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     Message,
     ReasoningPart,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from shiro_neko.agent.prune import LADDER_STEPS, marker_text, prune_for_wire
 from shiro_neko.agent.provider import wire_chat, wire_responses
 from shiro_neko.agent.provider.base import ProviderRequest
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     Message,
     ReasoningPart,

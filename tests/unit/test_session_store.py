@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     ReasoningPart,
     TextPart,

@@ -17,7 +17,7 @@ from shiro_neko.agent.short_term_memory import (
     recent_texts,
     supersede_cut,
 )
-from shiro_neko.agent.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
+from shiro_neko.model.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 from shiro_neko.config import ShortTermMemorySettings
 from shiro_neko.state.short_term_memory import RecentMessage, StmRecord
 

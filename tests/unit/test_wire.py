@@ -24,7 +24,7 @@ from shiro_neko.agent.provider.base import (
     Usage,
 )
 from shiro_neko.agent.provider.openai_provider import EndpointConfig, OpenAIProvider
-from shiro_neko.agent.transcript import (
+from shiro_neko.model.transcript import (
     AssistantMessage,
     ReasoningPart,
     TextPart,

@@ -10,8 +10,8 @@ from shiro_neko.agent.events import ListSink
 from shiro_neko.agent.prune import PrunedSpan
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.disk_host import DiskToolHost
-from shiro_neko.agent.transcript import AssistantMessage, Message, ReasoningPart, TextPart, UserMessage
-from shiro_neko.agent.wire_view import SPAN_SUMMARIES, WireView
+from shiro_neko.model.transcript import AssistantMessage, Message, ReasoningPart, TextPart, UserMessage
+from shiro_neko.agent.wire_view import WireView
 from shiro_neko.config import Settings
 from tests.unit.test_prune import markers, step, user
 
@@ -49,7 +49,7 @@ async def test_a_long_turn_summarises_each_span_once_and_carries_every_summary(t
         views.append(await wire.for_wire(session, settings, summarize))
     assert len(summarize.asked) == len(set(summarize.asked)) >= 3  # several spans, each once
     assert wire.summary_requests == len(summarize.asked)
-    assert set(session.extra[SPAN_SUMMARIES]) == set(summarize.asked)
+    assert set(session.span_summaries) == set(summarize.asked)
     for k, view in enumerate(views):
         segs = segments(view)
         missing = [i for i, s in enumerate(segs) if NO_SUMMARY in s]
@@ -105,7 +105,7 @@ async def test_a_failed_summary_leaves_the_marker_and_is_not_retried_this_turn(t
         session.messages += step(k, output="x" * 600)
         view = await wire.for_wire(session, settings, failing)
     assert failing.asked and len(failing.asked) == len(set(failing.asked))
-    assert session.extra[SPAN_SUMMARIES] == {}
+    assert session.span_summaries == {}
     assert all(NO_SUMMARY in s for s in segments(view))
     working = Summarizer()
     next_turn = WireView()  # a later turn tries again

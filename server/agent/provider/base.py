@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol, Union
 
-from ..transcript import AssistantMessage, Message
+from ...model.transcript import AssistantMessage, Message
 
 # "tools is not supported", "does not support tools", "tool use is unsupported": endpoints word it
 # differently; history errors ("No tool output found ...") must not match.

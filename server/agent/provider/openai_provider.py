@@ -253,3 +253,11 @@ class OpenAIProvider:
                 delay = min(delay, 30.0) + random.uniform(0, 0.1)
                 yield Notice(f"{err.message}; retrying in {delay:.1f} s ({attempt}/{MAX_RETRIES})")
                 await asyncio.sleep(delay)
+
+
+def import_sdk_now() -> None:
+    """Import, in this thread, what a first turn would import lazily (the warm server's fork
+    point); only this adapter imports openai."""
+    provider = OpenAIProvider(EndpointConfig(model="warm-up", base_url="http://127.0.0.1:9/v1"))
+    provider._get_client()  # builds the client class; opens no connection
+    from openai import AsyncStream  # noqa: F401

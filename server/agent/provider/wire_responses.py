@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Iterable
 
-from ..transcript import (
+from ...model.transcript import (
     AssistantMessage,
     Message,
     ReasoningPart,

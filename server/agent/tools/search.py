@@ -12,33 +12,20 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+from ...model.workspace_files import walk_files
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .files import looks_binary, read_regular_file
 from .output_cap import cap_output
 from .workspace_paths import resolve_workspace_path, workspace_relative
 
-# Directories that are tooling state, never what the user means by "the code".
-SKIP_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".jj",
-        "node_modules", "bower_components",
-        ".venv", "venv", ".tox", ".nox", ".eggs",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
-        ".cache", ".next", ".nuxt", ".turbo", ".parcel-cache", ".gradle", ".idea", ".vs",
-    }
-)
 MAX_LIST_ENTRIES = 1000
 MAX_GREP_MATCHES = 500
 MAX_GREP_LINE_CHARS = 300
 # Bigger files are generated data or logs; scanning them costs much and finds little.
 MAX_GREP_FILE_BYTES = 5_000_000
 _YIELD_EVERY_S = 0.02
-
-
-def _skipped(name: str) -> bool:
-    return name in SKIP_DIRS or name.endswith(".egg-info")
 
 
 class _Ticker:
@@ -51,18 +38,6 @@ class _Ticker:
         if time.monotonic() - self._last >= _YIELD_EVERY_S:
             await asyncio.sleep(0)
             self._last = time.monotonic()
-
-
-def walk_files(start: Path) -> Iterator[Path]:
-    """Every file below `start` (links to files included, linked directories not followed)."""
-    if start.is_file():
-        yield start
-        return
-    # Skipping applies below the start only: asking for node_modules/x by name still works.
-    for dirpath, dirnames, filenames in os.walk(start, onerror=lambda _err: None):
-        dirnames[:] = sorted(d for d in dirnames if not _skipped(d))
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
 
 
 def _glob_segment(segment: str) -> str:

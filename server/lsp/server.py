@@ -1,9 +1,5 @@
-"""The pygls server: lifecycle, settings and workspace folders. No agent logic lives here.
-
-Two pygls 2.1.1 quirks are mended in `ShiroProtocol` (see the shared notes): `$/cancelRequest`
-answers the client but leaves an executeCommand coroutine running, and finished command futures
-are never removed from `_request_futures`.
-"""
+"""The pygls server: lifecycle, settings and workspace folders. No agent logic lives here;
+the overrides of pygls internals are in `pygls_overrides.py`."""
 
 from __future__ import annotations
 
@@ -15,40 +11,16 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from . import __version__
-from .lsp_bridge import LspSink, LspToolHost
-from .protocol import SECTION, plain
-from .service import ShiroService
-from .trace import mark
+from .. import __version__
+from ..protocol import SECTION, plain
+from ..service import ShiroService
+from .bridge import LspSink, LspToolHost
+from .pygls_overrides import ShiroProtocol
+from ..trace import mark
 
 log = logging.getLogger(__name__)
-
-
-class ShiroProtocol(LanguageServerProtocol):
-    def _handle_cancel_notification(self, msg_id: Any) -> None:
-        super()._handle_cancel_notification(msg_id)  # the client gets -32800 at once
-        server = self._server
-        if isinstance(server, ShiroServer):
-            server.cancel_request(msg_id)
-
-    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
-        super()._execute_handler(msg_id, handler, callback, args, kwargs)
-        # pygls keeps the futures of notifications and of built-in handlers' inner steps (keyed by
-        # random ids nobody pops) forever; a finished future needs no cancelling, so drop it.
-        future = self._request_futures.get(msg_id)
-        if future is not None:
-            future.add_done_callback(lambda f, m=msg_id: self._forget_future(m, f))
-
-    def _forget_future(self, msg_id: Any, future: Any) -> None:
-        # Deferred: `shutdown` iterates this dict while cancelling, and cancelling runs callbacks.
-        asyncio.get_event_loop().call_soon(self._pop_if_same, msg_id, future)
-
-    def _pop_if_same(self, msg_id: Any, future: Any) -> None:
-        if self._request_futures.get(msg_id) is future:
-            del self._request_futures[msg_id]
 
 
 class ShiroServer(LanguageServer):
@@ -162,9 +134,7 @@ def create_server() -> ShiroServer:
         await ls.service.flush(log_line=lambda line: ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message=line)))
 
-    from .commands import register_all
-    from .features import setup_all
+    from ..commands import register_all
 
-    setup_all(server.service)
     register_all(server)
     return server

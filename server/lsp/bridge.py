@@ -7,12 +7,14 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from . import protocol as wire
-from .agent.events import ApprovalAnswer
-from .agent.tools.disk_host import DiskToolHost
+from .. import protocol as wire
+from ..agent.events import ApprovalAnswer
+from ..agent.tools.disk_host import DiskToolHost
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -26,19 +28,19 @@ class LspSink:
     def __init__(self, server: "LanguageServer") -> None:
         self.server = server
 
-    def _notify(self, method: str, payload: dict[str, Any]) -> None:
+    def _notify(self, method: str, payload: msgspec.Struct) -> None:
         try:
-            self.server.protocol.notify(method, payload)
+            self.server.protocol.notify(method, msgspec.to_builtins(payload))
         except Exception:  # a closed pipe must not break the turn; state is still saved
             log.debug("could not send %s", method, exc_info=True)
 
-    def event(self, payload: dict[str, Any]) -> None:
-        self._notify(wire.EVENT, payload)
+    def event(self, event: wire.Event) -> None:
+        self._notify(wire.EVENT, event)
 
-    def todos(self, payload: dict[str, Any]) -> None:
+    def todos(self, payload: wire.TodosNotification) -> None:
         self._notify(wire.TODOS_NOTIFICATION, payload)
 
-    def status(self, payload: dict[str, Any]) -> None:
+    def status(self, payload: wire.StatusPayload) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
     async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
@@ -132,7 +134,7 @@ class LspToolHost(DiskToolHost):
     async def _save(self, path: Path, new_text: str) -> None:
         if self._offers_save_documents():
             try:
-                await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, {"uris": [path.as_uri()]})
+                await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, wire.to_wire(wire.SaveDocumentsParams(uris=[path.as_uri()])))
                 return
             except Exception as exc:
                 log.warning("shiro/saveDocuments failed (%s); writing the file instead", exc)

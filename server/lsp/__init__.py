@@ -1,0 +1,7 @@
+"""The LSP front end: the pygls server class and lifecycle (`server.py`), the editor bridge
+(`bridge.py`: notifications, approvals, buffers, edits) and the pygls overrides
+(`pygls_overrides.py`). The command handlers are in `commands/`."""
+
+from .server import ShiroServer, create_server
+
+__all__ = ["ShiroServer", "create_server"]

@@ -1,0 +1,70 @@
+"""The pygls internals `lsp/pygls_overrides.py` relies on are still there, in the shape it expects.
+
+A pygls upgrade that renames or reshapes any of them fails here, instead of silently turning a
+workaround into a no-op (a cancelled chat that keeps running, a future leak, a failing shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+
+from shiro_neko.lsp import create_server
+from shiro_neko.lsp.pygls_overrides import ShiroProtocol
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _params(fn: Any) -> list[str]:
+    return list(inspect.signature(fn).parameters)
+
+
+def test_pygls_is_the_tested_minor_and_pinned_to_it() -> None:
+    assert version("pygls").startswith("2.1."), "the overrides were written against pygls 2.1; re-check them"
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    pin = next(d for d in deps if d.startswith("pygls"))
+    assert "<2.2" in pin, pin
+
+
+def test_overridden_methods_exist_upstream_with_the_same_signature() -> None:
+    for name in ("_handle_cancel_notification", "_execute_handler"):
+        upstream = getattr(JsonRPCProtocol, name, None)
+        assert upstream is not None, f"pygls no longer has JsonRPCProtocol.{name}"
+        assert _params(upstream) == _params(getattr(ShiroProtocol, name)), name
+    assert _params(JsonRPCProtocol._handle_cancel_notification) == ["self", "msg_id"]
+    assert _params(JsonRPCProtocol._execute_handler) == ["self", "msg_id", "handler", "callback", "args", "kwargs"]
+
+
+def test_the_server_uses_the_overrides_and_the_state_they_touch() -> None:
+    server = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, ShiroProtocol) and isinstance(protocol, LanguageServerProtocol)
+    assert isinstance(protocol._request_futures, dict)
+    assert protocol._server is server and callable(server.cancel_request)
+    # Override 3 exists because pygls' shutdown walks this dict while cancelling.
+    assert "_request_futures" in inspect.getsource(LanguageServerProtocol.lsp_shutdown)
+
+
+async def test_finished_futures_are_dropped_and_cancel_reaches_the_server() -> None:
+    server = create_server()
+    protocol = server.protocol
+    cancelled: list[Any] = []
+    server.cancel_request = cancelled.append  # type: ignore[method-assign]
+
+    async def handler() -> str:
+        return "done"
+
+    protocol._execute_handler("req-1", handler, lambda f: None)
+    assert "req-1" in protocol._request_futures
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert "req-1" not in protocol._request_futures
+
+    protocol._handle_cancel_notification("req-2")  # unknown to pygls: still reaches the server
+    assert cancelled == ["req-2"]
