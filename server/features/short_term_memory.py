@@ -17,7 +17,7 @@ from ..agent.short_term_memory import Plan, TurnFacts, memory_text, plan_turn, r
 from ..agent.tools.base import Tool
 from ..agent.tools.stm_tool import short_term_memory_tool
 from ..errors import Refused
-from ..protocol import StmClearResult, StmCurrent, StmOther, StmResult
+from ..protocol import NoticeEvent, StmClearResult, StmCurrent, StmOther, StmResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
 from ..state.short_term_memory import RecentMessage, ShortTermMemoryStore, StmRecord
@@ -96,7 +96,7 @@ class ShortTermMemoryFeature:
                     if str(exc) not in self._reported:
                         self._reported.add(str(exc))
                         message = f"short-term memory is unavailable: {exc}"
-                        session.deps.sink.event({"sessionId": session.id, "turnId": turn_id, "type": "notice", "message": message})
+                        session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=message))
                 except Exception as exc:  # noqa: BLE001 - the seed's fail-safe: warn, yield nothing, go on
                     log.warning("short-term memory left out of this turn: %s", exc)
             cached = self._plans[session.id] = (turn_id, made)
