@@ -201,6 +201,10 @@ class Connection:
             titles = [str(a.get("title", "")) for a in params.get("actions") or [] if isinstance(a, dict)]
             approve = self.listeners.approve
             answer = await approve(str(params.get("message", "")), titles) if approve is not None else None
+            if answer and answer not in titles:
+                # A yes/no question other than an approval (trusting a project's MCP servers): a
+                # yes picks its first action; a no is a dismissal, so nothing is remembered.
+                answer = titles[0] if titles and answer in ("Allow", "Always allow") else None
             return {"title": answer} if answer else None
         raise RpcError(METHOD_NOT_FOUND, f"shiro does not serve {method}")
 
@@ -261,6 +265,9 @@ class Connection:
 
     async def memory(self) -> dict[str, Any]:
         return await self.command("shiro.memory", {})
+
+    async def mcp(self) -> list[dict[str, Any]]:
+        return (await self.command("shiro.mcp", {})).get("servers", [])
 
     async def history(self) -> list[str]:
         return list((await self.command("shiro.history", {})).get("prompts", []))

@@ -42,6 +42,7 @@ COMMANDS = {
     "/todos": "the task list",
     "/notes": "project memory, with hit counts",
     "/memory": "have the model merge project memory (when it has grown)",
+    "/mcp": "MCP servers: their state and tools",
     "/sessions": "the last 15 sessions of this directory",
     "/resume": "/resume <id or prefix>: continue a saved session",
     "/save": "write the session now",
@@ -407,6 +408,7 @@ class Interactive:
     def slash_commands(self) -> dict[str, Callable[[str], Awaitable[None]]]:
         return {
             "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
+            "/mcp": self.cmd_mcp,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
             "/stm": self.cmd_stm,
@@ -425,6 +427,9 @@ class Interactive:
 
     async def cmd_notes(self, _: str) -> None:
         self.say(*render.notes_lines(await self.conn.notes()))
+
+    async def cmd_mcp(self, _: str) -> None:
+        self.say(*render.mcp_lines(await self.conn.mcp()))
 
     async def cmd_memory(self, _: str) -> None:
         self.say([("dim", "compacting project memory…")])

@@ -246,6 +246,30 @@ def notes_lines(entries: list[dict[str, Any]]) -> list[Line]:
     return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", "")))] for e in entries]
 
 
+MCP_STATE_STYLE = {"ready": "green", "starting": "yellow", "failed": "red", "disabled": "dim", "untrusted": "yellow"}
+
+
+def mcp_lines(servers: list[dict[str, Any]]) -> list[Line]:
+    """`/mcp`: one line per server (state, source, tool count), its error, then its tools."""
+    if not servers:
+        return [[("dim", "no MCP servers configured (the mcpServers setting, or .mcp.json in the project)")]]
+    out: list[Line] = []
+    for server in servers:
+        state = str(server.get("state", ""))
+        tools = server.get("tools") or []
+        out.append([
+            ("bold", str(server.get("name", ""))),
+            (MCP_STATE_STYLE.get(state, ""), f"  {state}"),
+            ("dim", f"  {server.get('source', '')}  {plural(len(tools), 'tool')}"),
+        ])
+        for line in str(server.get("error") or "").splitlines()[:8]:
+            out.append([("red" if state == "failed" else "dim", f"    {one_line(line, WIDTH - 4)}")])
+        for tool in tools:
+            name = str(tool.get("modelName") or tool.get("name", ""))
+            out.append([("cyan", f"    {name}"), ("dim", f"  {one_line(str(tool.get('description') or ''), 60)}")])
+    return out
+
+
 def stm_lines(result: dict[str, Any]) -> list[Line]:
     """`/stm`: this session's memory, then each other session's with its title and age."""
     out: list[Line] = []

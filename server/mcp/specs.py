@@ -124,3 +124,30 @@ def parse_servers(raw: Any, source: Source) -> tuple[list[McpServerSpec], dict[s
         except SpecError as exc:
             errors[str(name)] = str(exc)
     return specs, errors
+
+
+def _pairs(raw: Any, what: str, name: str) -> dict[str, str]:
+    """ACP sends env and headers as [{name, value}]; a plain object is accepted too."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return {str(k): str(v) for k, v in raw.items()}
+    if not isinstance(raw, list) or not all(isinstance(p, dict) and "name" in p and "value" in p for p in raw):
+        raise SpecError(f"MCP server {name!r}: `{what}` must be a list of {{name, value}}")
+    return {str(p["name"]): str(p["value"]) for p in raw}
+
+
+def spec_from_acp(raw: Any) -> McpServerSpec:
+    """One entry of ACP `session/new` `mcpServers` (McpServerStdio, or `type` http / sse) as a
+    spec: the ACP front end hands these to `McpManager.use_client_servers`."""
+    if hasattr(raw, "model_dump"):  # the acp package's pydantic models
+        raw = raw.model_dump(by_alias=True, exclude_none=True)
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise SpecError("an ACP MCP server needs an object with a `name`")
+    name = raw["name"]
+    entry: dict[str, Any] = {}
+    if raw.get("type") in ("http", "sse"):
+        entry = {"url": raw.get("url"), "headers": _pairs(raw.get("headers"), "headers", name), "type": raw["type"]}
+    else:
+        entry = {"command": raw.get("command"), "args": raw.get("args") or [], "env": _pairs(raw.get("env"), "env", name)}
+    return parse_spec(name, entry, "settings")

@@ -84,6 +84,7 @@ class WorkspaceServers:
         self._asked: set[str] = set()  # hashes asked about in this process (a dismissal asks next start)
         self._asking: asyncio.Task[None] | None = None
         self._stopping: list[asyncio.Task[None]] = []
+        self.backoff_first = BACKOFF_FIRST
 
     # -- which servers ----------------------------------------------------------------------
     def _project(self) -> tuple[list[McpServerSpec], dict[str, str], str | None]:
@@ -191,7 +192,7 @@ class WorkspaceServers:
             return  # an old connection winding down
         retry = self._retry.setdefault(conn.name, _Retry())
         if conn.state == "failed":
-            delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2**retry.failures)
+            delay = min(BACKOFF_MAX, self.backoff_first * 2**retry.failures)
             retry.failures += 1
             retry.at = time.monotonic() + delay
             self._notices.append(f"MCP server {conn.name!r} failed: {conn.error} (retried on a turn after {delay:g} s)")

@@ -31,6 +31,12 @@ def time_server() -> str:
     return need_tool(str(BIN / "mcp-server-time"), "mcp-server-time (PyPI, the test extras)")
 
 
+def everything_server() -> str:
+    """@modelcontextprotocol/server-everything from tests/mcp/npm (`npm ci` in .ci/run)."""
+    return need_tool(str(HERE / "npm" / "node_modules" / ".bin" / "mcp-server-everything"),
+                     "server-everything (npm ci in tests/mcp/npm)")
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

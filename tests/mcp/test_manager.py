@@ -82,11 +82,14 @@ async def test_results_placeholder_error_and_always_allow(tmp_path: Path) -> Non
         await m.stop()
 
 
-async def test_crash_at_start_fails_with_stderr_and_restarts_after_backoff(tmp_path: Path) -> None:
+async def test_crash_at_start_fails_with_stderr_and_restarts_after_backoff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHIRO_MCP_TURN_WAIT", str(READY))  # the crash is awaited, however loaded the machine
     pidfile = tmp_path / "pids"
     m, root = manager(tmp_path, {"boom": fault_entry("--crash-at-start", "--pidfile", str(pidfile))})
     try:
         m.activate(root)
+        servers = m._workspaces[root]
+        servers.backoff_first = 60.0  # no clock in the test: the backoff "passes" below
         notices = await m.prepare_turn(root)
         view = m.views(root)[0]
         assert view.state == "failed"
@@ -96,10 +99,11 @@ async def test_crash_at_start_fails_with_stderr_and_restarts_after_backoff(tmp_p
         assert len(pids_in(pidfile)) == 1
         assert await m.prepare_turn(root) == []  # inside the backoff: not started again
         assert len(pids_in(pidfile)) == 1
-        await asyncio.sleep(2.2)
-        notices = await m.prepare_turn(root)  # a later turn past the backoff restarts it
+        assert any("retried on a turn after 60 s" in n for n in notices)
+        servers._retry["boom"].at = 0.0  # the backoff has passed
+        notices = await m.prepare_turn(root)  # a later turn restarts it
         assert len(pids_in(pidfile)) == 2
-        assert any("retried on a turn after 4 s" in n for n in notices)
+        assert any("retried on a turn after 120 s" in n for n in notices)  # and the next wait doubles
     finally:
         await m.stop()
 

@@ -20,6 +20,7 @@ READY = 60.0
 
 async def launch(tmp_path: Path, fake: Any, workspace: Path, settings: dict[str, Any], capabilities: str = "neovim", **env: str) -> Harness:
     home = tmp_path / "home"
+    env.setdefault("SHIRO_MCP_TURN_WAIT", str(READY))  # a loaded machine must not turn a start into a notice
     return await start_client(
         {"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url, **env),
         init_options=settings,
