@@ -2,8 +2,7 @@
 
 The fake provider (bench/common/fake_child.py, a child process) is scripted per run with a
 `run_command` call (`true`), then a text answer. `shiro -p ... --approvals auto` runs in a fresh
-workspace and SHIRO_NEKO_HOME (nothing warm to attach to: `SHIRO_WARM=0` where the warm server
-exists), with SHIRO_TRACE set so client, server and fake write CLOCK_MONOTONIC marks to one file
+workspace and SHIRO_NEKO_HOME (nothing warm to attach to: `SHIRO_WARM=0`), with SHIRO_TRACE set so client, server and fake write CLOCK_MONOTONIC marks to one file
 (shiro_neko.trace). Per run:
 
 - wall_ms: spawn of `shiro` -> its exit (the bench's waitpid);
@@ -12,7 +11,10 @@ exists), with SHIRO_TRACE set so client, server and fake write CLOCK_MONOTONIC m
 - to_first_request_ms: spawn -> the fake read the first request line;
 - last_response_to_exit_ms: the fake wrote the last response's end -> `shiro` exited;
 - peak_rss_mb: the client's peak RSS plus the server's (VmHWM of each: an upper bound of the two
-  together), and cpu_s: user+system CPU of the client and everything it waited for.
+  together), and cpu_s: user+system CPU of client and server (their own exit marks).
+
+The same runs again as repeat runs: one state home and a private XDG_RUNTIME_DIR, a first run
+that leaves the warm server (server/warm.py) behind, then runs that must be served by it.
 
 One warm-up run, then --runs runs (median, min, max). The physical limits measured in the same
 run: `python -c pass` and the server's own imports (`import shiro_neko.lsp` + `import openai`).
@@ -25,7 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,25 +70,24 @@ def first(marks: list[tuple[int, int, str]], name: str, last: bool = False) -> i
 
 
 def run_once(python: str, fake: FakeChild, extra_env: dict[str, str] | None = None,
-             wait_server: bool = True) -> dict[str, Any]:
+             home: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiro-bench-oneshot-") as tmp:
-        home, ws, trace = Path(tmp, "home"), Path(tmp, "ws"), Path(tmp, "trace")
+        ws, trace = Path(tmp, "ws"), Path(tmp, "trace")
         ws.mkdir()
         (ws / "hello.py").write_text("print('hello')\n")
-        env = base_env(home, fake.base_url)
+        env = base_env(home or Path(tmp, "home"), fake.base_url)
         env["SHIRO_TRACE"] = str(trace)
+        env["SHIRO_WARM"] = "0"
         env.update(extra_env or {})
         fake.script(*SCRIPT)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic_ns()
         proc = subprocess.run([*shiro_argv(python), "--approvals", "auto", "-p", "run true, then say done"],
                               cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
         t_exit = time.monotonic_ns()
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0 or "Done" not in proc.stdout:
             raise SystemExit(f"shiro -p failed ({proc.returncode}): {proc.stdout[-500:]} {proc.stderr[-2000:]}")
         deadline = time.monotonic() + 30
-        while wait_server and first(read_marks(trace), "server-exit") is None and time.monotonic() < deadline:
+        while first(read_marks(trace), "server-exit") is None and time.monotonic() < deadline:
             time.sleep(0.01)
         marks = read_marks(trace)
         reqs = fake.requests()
@@ -114,10 +115,39 @@ def run_once(python: str, fake: FakeChild, extra_env: dict[str, str] | None = No
         "server_exit_ms": at("server-exit"),
         "last_response_to_exit_ms": None if last_end is None else wall - last_end,
         "peak_rss_mb": sum(rss) / 1024 if rss else None,
-        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "cpu_s": sum(int(n.split("=")[1]) for _, _, n in marks if "-cpu-ms=" in n) / 1000,
         "requests": len(reqs),
         "marks": [(round((ns - t0) / 1e6, 1), pid, name) for ns, pid, name in marks],
     }
+
+
+def warm_runs(python: str, fake: FakeChild, runs: int, between: Any) -> list[dict[str, Any]]:
+    """Repeat runs: one home, a private runtime directory; the first run starts the warm server."""
+    runtime = Path(tempfile.mkdtemp(prefix="shb-", dir="/tmp"))
+    os.chmod(runtime, 0o700)
+    home = runtime / "home"
+    extra = {"SHIRO_WARM": "1", "XDG_RUNTIME_DIR": str(runtime), "SHIRO_WARM_IDLE": "300"}
+    try:
+        run_once(python, fake, extra, home)
+        deadline = time.monotonic() + 120
+        while not list(runtime.glob("shiro-neko/warm-*.sock")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run_once(python, fake, extra, home)  # warm-up of the warm path
+        out = []
+        for _ in range(runs):
+            sample = run_once(python, fake, extra, home)
+            if not any(name == "warm-child" for _, _, name in sample["marks"]):
+                raise SystemExit("a repeat run was not served by the warm server")
+            out.append(sample)
+            between()
+        return out
+    finally:
+        for lock in runtime.glob("shiro-neko/*.lock"):
+            try:
+                os.kill(int(lock.read_text().strip()), 15)
+            except (ValueError, ProcessLookupError):
+                pass
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def timed(argv: list[str]) -> float:
@@ -135,9 +165,20 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print every run's marks")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
+    pass_ms: list[float] = []
+    floor_ms: list[float] = []
+
+    def floors_now() -> None:  # interleaved with the runs: the same load for both
+        pass_ms.append(timed([args.python, "-c", "pass"]))
+        floor_ms.append(timed([args.python, "-c", "import shiro_neko.lsp, openai"]))
+
     with FakeChild() as fake:
         run_once(args.python, fake)  # warm-up: page cache, .pyc files
-        samples = [run_once(args.python, fake) for _ in range(runs)]
+        samples = []
+        for _ in range(runs):
+            samples.append(run_once(args.python, fake))
+            floors_now()
+        repeat = warm_runs(args.python, fake, runs, floors_now)
     if args.show:
         for s in samples:
             print(json.dumps(s["marks"]))
@@ -145,18 +186,27 @@ def main() -> None:
             "openai_client_ms", "to_first_request_ms", "last_response_end_ms", "client_closed_ms", "last_response_to_exit_ms",
             "server_exit_ms", "peak_rss_mb", "cpu_s"]
     cold = {k: summary([s[k] for s in samples if s[k] is not None], unit="") for k in keys}
-    floors = {
-        "python_-c_pass_ms": summary([timed([args.python, "-c", "pass"]) for _ in range(runs)], unit=""),
-        "import_server_and_openai_ms": summary(
-            [timed([args.python, "-c", "import shiro_neko.lsp, openai"]) for _ in range(runs)], unit=""),
+    warm = {k: summary([s[k] for s in repeat if s[k] is not None], unit="") for k in keys}
+    floors = {"python_-c_pass_ms": summary(pass_ms, unit=""),
+              "import_server_and_openai_ms": summary(floor_ms, unit="")}
+    floor = floors["import_server_and_openai_ms"]["median_"]
+    ratios = {
+        "cold_wall_to_import_floor": round(cold["wall_ms"]["median_"] / floor, 2),
+        "repeat_first_request_to_python_start": round(
+            warm["to_first_request_ms"]["median_"] / floors["python_-c_pass_ms"]["median_"], 2),
     }
-    result = {"cold_oneshot": cold, "floors": floors, "environment": environment()}
+    result = {"cold_oneshot": cold, "repeat_oneshot_warm_server": warm, "floors": floors, "ratios": ratios,
+              "targets": {"cold_wall_ms": 1000, "cold_last_response_to_exit_ms": 60, "cold_peak_rss_mb": 120,
+                          "repeat_to_first_request_ms": 300},
+              "environment": environment()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     for k in keys:
-        print(f"{k:<28} {cold[k].get('median_', '-')!s:>9}  (min {cold[k].get('min_')}, max {cold[k].get('max_')})")
+        print(f"{k:<28} cold {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})"
+              f"   warm {warm[k].get('median_', '-')!s:>9}")
     for k, v in floors.items():
         print(f"{k:<28} {v['median_']:>9}")
+    print(ratios)
     print(f"wrote {args.out}")
 
 

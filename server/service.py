@@ -60,7 +60,7 @@ class ShiroService:
         self.workspaces = Workspaces()
         self.sessions: dict[str, AgentSession] = {}
         self.approval_modes: dict[str, Approvals] = {}
-        self._providers: dict[str, tuple[ProviderKey, OpenAIProvider]] = {}
+        self._providers: dict[ProviderKey, OpenAIProvider] = {}
         # The features, each wired once.
         self.persistence = SessionsFeature(self)
         self.history = HistoryFeature()
@@ -83,13 +83,15 @@ class ShiroService:
 
     # -- what a session asks of the outside -----------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
+        # One provider (one HTTP client and connection pool) per endpoint, shared by the sessions:
+        # one per session kept a pool, and its sockets, for every session ever opened
+        # (bench/memory.py, a new session per turn).
         key: ProviderKey = (settings.effective_model, settings.effective_base_url, settings.wireApi)
-        cached = self._providers.get(session.id)
-        if cached is None or cached[0] != key:
-            provider = OpenAIProvider(EndpointConfig(settings.effective_model, settings.effective_base_url, settings.wireApi))
-            self._providers[session.id] = (key, provider)
-            return provider
-        return cached[1]
+        provider = self._providers.get(key)
+        if provider is None:
+            provider = self._providers[key] = OpenAIProvider(
+                EndpointConfig(settings.effective_model, settings.effective_base_url, settings.wireApi))
+        return provider
 
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.

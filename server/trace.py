@@ -35,7 +35,8 @@ def mark(name: str) -> None:
 
 
 def mark_peak_rss(who: str) -> None:
-    """The process's peak resident set (VmHWM, kB) as a mark `<who>-peak-rss-kb=<n>`."""
+    """The process's peak resident set (VmHWM, kB) and CPU time so far, as marks
+    `<who>-peak-rss-kb=<n>` and `<who>-cpu-ms=<n>`."""
     if _path() is None:
         return
     try:
@@ -43,6 +44,8 @@ def mark_peak_rss(who: str) -> None:
             for line in status:
                 if line.startswith("VmHWM:"):
                     mark(f"{who}-peak-rss-kb={line.split()[1]}")
-                    return
+                    break
+        times = os.times()
+        mark(f"{who}-cpu-ms={round((times.user + times.system) * 1000)}")
     except OSError:
         pass

@@ -71,6 +71,37 @@ def serve() -> None:
             elif "requests" in cmd:
                 out = {"requests": list(requests)}
                 requests.clear()
+            elif "loop" in cmd:
+                # Every request with tools gets a tool call until `steps` were made, then text;
+                # requests without tools (side requests: summaries) get a short text.
+                spec = dict(cmd["loop"])
+                left = [int(spec["steps"])]
+                name, call_args = spec["call"]
+                final = str(spec.get("text", "done"))
+
+                def step(req: Any, left: list[int] = left, name: str = name, call_args: Any = call_args,
+                         final: str = final) -> Any:
+                    if not (isinstance(req.body, dict) and req.body.get("tools")):
+                        return fp.Reply(text="A short summary of the span.", chunks=1)
+                    if left[0] > 0:
+                        left[0] -= 1
+                        return fp.Reply(calls=[fp.Call(name, call_args)], chunks=1)
+                    return fp.Reply(text=final, chunks=1)
+
+                with fake._lock:
+                    fake._steps.clear()  # a loop replaces whatever was scripted before
+                fake.script(*[step] * (int(spec["steps"]) + 1 + int(spec.get("extra", 20))))
+                out = {"ok": True}
+            elif "bodies" in cmd:
+                out = {"bodies": [json.dumps(r.body) for r in fake.requests]}
+                fake.requests.clear()
+            elif "pending" in cmd:
+                out = {"pending": fake.pending}
+            elif "clear" in cmd:
+                with fake._lock:
+                    fake._steps.clear()
+                fake.requests.clear()
+                out = {"ok": True}
             elif "forget" in cmd:
                 fake.forget_items()
                 out = {"ok": True}
@@ -84,7 +115,7 @@ def serve() -> None:
 class FakeChild:
     def __init__(self, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=str(ROOT), env=env)
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT), env=env)
         self.base_url: str = self._read()["base_url"]
         self._lock = threading.Lock()
 

@@ -19,6 +19,7 @@ from ..agent.attachments import file_block
 from ..agent.provider.openai_provider import preload_sdk
 from ..agent.session import AgentSession, TurnOutcome
 from ..errors import InvalidArguments, Refused
+from ..mcp.specs import SpecError, spec_from_acp
 from ..protocol import ChatArgs, SessionSummary
 from ..service import ShiroService
 from ..workspaces import Workspace
@@ -95,6 +96,16 @@ class ShiroAcpAgent:
         self.service.workspaces.add(root)
         return self.service.workspaces.pick(root.resolve().as_uri())
 
+    def _use_editor_mcp_servers(self, workspace: Workspace, mcp_servers: list[Any] | None) -> None:
+        """The editor's `mcpServers` run through the MCP feature, beside the settings' servers."""
+        if not mcp_servers:
+            return
+        try:
+            specs = [spec_from_acp(server) for server in mcp_servers]
+        except SpecError as exc:
+            raise _invalid(f"mcpServers: {exc}") from None
+        self.service.mcp.use_client_servers(workspace.root, specs)
+
     def _preload(self) -> None:
         if not self._preloaded:
             self._preloaded = True
@@ -112,6 +123,7 @@ class ShiroAcpAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> schema.NewSessionResponse:
         workspace = self._workspace(cwd)
+        self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
         session = self.service.new_session(workspace)
         self.service.opened(session)
@@ -122,6 +134,7 @@ class ShiroAcpAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> schema.LoadSessionResponse:
         workspace = self._workspace(cwd)
+        self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
         try:
             opened = await self.service.persistence.resume(workspace, session_id, False)

@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-import pytest
 import pytest_asyncio
 from acp import schema, spawn_agent_process
 
 from tests.fake_provider import FakeProvider
-from tests.lsp.conftest import server_env
+from tests.lsp.conftest import fake, server_env, workspace  # noqa: F401 - pytest fixtures shared with tests/lsp
 
 SHIRO = Path(sys.executable).parent / "shiro"  # the console script of this environment
 
@@ -101,21 +100,6 @@ async def run_acp(home: Path, root: Path, fake: FakeProvider, client: EditorClie
         acp = Acp(conn, client, process, fake, home, root)
         acp.init = init  # type: ignore[attr-defined]
         yield acp
-
-
-@pytest.fixture
-def fake() -> Any:
-    provider = FakeProvider().start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    (root / "hello.py").write_text("print('hello')\n")
-    return root
 
 
 @pytest_asyncio.fixture

@@ -283,3 +283,15 @@ async def test_sigterm_saves_like_a_closed_pipe(tmp_path, fake, workspace):
         assert await asyncio.wait_for(acp.process.wait(), 30) == 0
     [record] = records(tmp_path / "home")
     assert record["id"] == session_id and record["messages"][-1]["content"][0]["text"] == "remember me"
+
+
+async def test_a_failed_turn_is_an_error_with_the_reason(acp):
+    from tests.fake_provider import HttpError
+
+    acp.fake.script(HttpError(400, "the model does not exist", type="invalid_request_error"))
+    session_id = await acp.new_session()
+    with pytest.raises(RequestError) as failed:
+        await acp.prompt(session_id, "hi")
+    assert failed.value.code == -32603 and "the model does not exist" in str(failed.value)
+    acp.fake.script(Reply(text="recovered"))
+    assert (await acp.prompt(session_id, "again")).stop_reason == "end_turn"

@@ -290,6 +290,18 @@ def wait_requests(fake: FakeProvider, n: int) -> list[Any]:
     return fake.wait_for_requests(n, timeout=15)
 
 
+def test_print_renders_markdown_on_a_terminal_and_plain_text_in_a_pipe(workspace, env, fake):
+    answer = "# The plan\n\n- read the parser\n\n```python\nprint('fixed')\n```"
+    fake.script(Reply(text=answer), Reply(text=answer))
+    child = pexpect.spawn(SHIRO[0], SHIRO[1:] + ["-p", "plan it"], cwd=str(workspace), env=env, dimensions=(40, 100), encoding="utf-8")
+    child.expect(pexpect.EOF, timeout=60)
+    shown = child.before
+    assert re.search(r"\x1b\[[0-9;]*\b1[;0-9]*m\s*The plan", shown) and "# The plan" not in shown
+    assert re.search(r"\x1b\[[0-9;]*38;5;[0-9]+[0-9;]*mprint", shown) and "```" not in shown
+    piped = run(["-p", "plan it"], workspace, env)
+    assert piped.returncode == 0 and piped.stdout == answer + "\n"  # a pipe gets the text as written
+
+
 def test_interactive_answer_is_rendered_as_markdown(workspace, fake, term):
     fake.script(Reply(text="# The plan\n\n- read the parser\n- fix the loop\n\n```python\nprint('fixed')\n```\nDone.", chunks=6))
     t = term()

@@ -1,0 +1,99 @@
+"""`shiro sessions` from the terminal with 10,000 stored sessions, end to end (process start to
+exit, the listing printed), as a user types it: the first listing of a home (which builds the
+session index), then repeats, each with its own server (SHIRO_WARM=0) and through the warm server.
+
+Sessions are written straight to disk by bench/sessions.py's `create` (one workspace in three
+is this directory). Physical limit in the same run: `python -c pass`.
+
+Run: python bench/terminal_sessions.py [--count 10000] [--runs 5] [--quick]
+Writes bench/results/terminal_sessions.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common.stats import environment, summary  # noqa: E402
+from sessions import create  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "terminal_sessions.json"
+
+
+def shiro(python: str) -> list[str]:
+    script = Path(python).with_name("shiro")
+    return [str(script)] if script.exists() else [python, "-c", "from shiro_neko.client.main import main; main()"]
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    ms = (time.perf_counter() - t) * 1e3
+    if done.returncode != 0:
+        raise SystemExit(f"{argv} failed: {done.stderr[-2000:]}")
+    return ms, done.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="2,000 sessions")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    count = 2_000 if args.quick else args.count
+    runs = max(5, args.runs)
+    root = Path(tempfile.mkdtemp(prefix="shb-ts-", dir="/tmp"))
+    os.chmod(root, 0o700)
+    try:
+        home = root / "home"
+        workspaces = [root / f"ws{i}" for i in range(3)]
+        for w in workspaces:
+            w.mkdir()
+        create(home, count, 4_000, [str(w.resolve()) for w in workspaces])
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
+        env.update(SHIRO_NEKO_HOME=str(home), OPENAI_API_KEY="sk-bench", XDG_RUNTIME_DIR=str(root),
+                   SHIRO_WARM="0", SHIRO_WARM_IDLE="300")
+        argv = [*shiro(sys.executable), "sessions", "--limit", "50"]
+        first, listing = timed(argv, workspaces[0], env)
+        rows = len(listing.splitlines())
+        cold = [timed(argv, workspaces[0], env)[0] for _ in range(runs)]
+        warm_env = {**env, "SHIRO_WARM": "1"}
+        timed(argv, workspaces[0], warm_env)  # starts the warm server
+        deadline = time.monotonic() + 120
+        while not list(root.glob("shiro-neko/warm-*.sock")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        timed(argv, workspaces[0], warm_env)
+        warm = [timed(argv, workspaces[0], warm_env)[0] for _ in range(runs)]
+        python = [timed([sys.executable, "-c", "pass"], root, env)[0] for _ in range(runs)]
+    finally:
+        for lock in root.glob("shiro-neko/*.lock"):
+            try:
+                os.kill(int(lock.read_text().strip()), 15)
+            except (ValueError, ProcessLookupError):
+                pass
+        shutil.rmtree(root, ignore_errors=True)
+    result: dict[str, Any] = {
+        "sessions": count, "rows_printed": rows, "first_listing_ms": round(first, 1),
+        "own_server_ms": summary(cold, unit=""), "warm_server_ms": summary(warm, unit=""),
+        "python_-c_pass_ms": summary(python, unit=""),
+        "targets": {"end_to_end_ms": 300}, "environment": environment(),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{count} sessions: first {first:.0f} ms; own server {result['own_server_ms']['median_']} ms; "
+          f"warm server {result['warm_server_ms']['median_']} ms; python -c pass {result['python_-c_pass_ms']['median_']} ms")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
