@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from acp import schema
 
-from ..agent.events import ApprovalAnswer
+from ..agent.events import ApprovalAnswer, ApprovalRequest
 from ..agent.tools.base import Tool
 from ..model.transcript import ToolCallPart, pending_calls
 from . import updates
@@ -121,7 +121,8 @@ class AcpSink:
             self._last_usage[data["sessionId"]] = usage
             self.send(data["sessionId"], usage)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        session_id, tool_name, summary, tool_call_id = request.session_id, request.tool_name, request.summary, request.tool_call_id
         session = self._session(session_id)
         if tool_call_id and (session_id, tool_call_id) not in self._calls and session is not None:
             # A call left waiting by an earlier run (resumed): the editor has not seen it yet.
