@@ -246,6 +246,27 @@ class StmClearResult(msgspec.Struct):
     cleared: bool
 
 
+class ApprovePreview(msgspec.Struct):
+    path: str  # absolute path of the file
+    newText: str  # the whole file as the call would leave it
+
+
+class ApproveParams(msgspec.Struct, omit_defaults=True):
+    """`shiro/approve` (server -> client) for clients that advertise experimental.shiro.approvals."""
+
+    sessionId: str
+    turnId: str
+    toolCallId: str
+    toolName: str
+    input: Any
+    title: str
+    preview: ApprovePreview | None = None
+
+
+class ApproveResult(msgspec.Struct):
+    decision: Literal["allow", "always", "deny"]
+
+
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
 
 
@@ -392,8 +413,9 @@ EVENT = "shiro/event"
 TODOS_NOTIFICATION = "shiro/todos"
 STATUS_NOTIFICATION = "shiro/status"
 
-# Custom request (server -> client), offered by the VS Code extension
+# Custom requests (server -> client), offered by the VS Code extension
 SAVE_DOCUMENTS = "shiro/saveDocuments"
+APPROVE = "shiro/approve"
 
 NOTIFICATIONS: dict[str, MessageSpec] = {
     EVENT: MessageSpec(EVENT, Event),
@@ -403,6 +425,7 @@ NOTIFICATIONS: dict[str, MessageSpec] = {
 
 SERVER_REQUESTS: dict[str, MessageSpec] = {
     SAVE_DOCUMENTS: MessageSpec(SAVE_DOCUMENTS, SaveDocumentsParams, None),
+    APPROVE: MessageSpec(APPROVE, ApproveParams, ApproveResult),
 }
 
 

@@ -7,6 +7,8 @@ into dialogs; tests use a list sink.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -14,6 +16,19 @@ import msgspec
 from ..protocol import Event, StatusPayload, TodosNotification
 
 ApprovalAnswer = Literal["allow", "always", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One tool call waiting for the user's yes; a client that shows it in its own UI gets it all."""
+
+    session_id: str
+    turn_id: str
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    summary: str  # one line: what exactly would run or change ("edit src/x.py")
+    preview: tuple[Path, str] | None = None  # an edit's file and its whole text after the edit
 
 
 class EventSink(Protocol):
@@ -26,8 +41,8 @@ class EventSink(Protocol):
     def status(self, payload: StatusPayload) -> None:
         """One `shiro/status`."""
 
-    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
-        """Ask the user; a dismissed dialog is a deny. `tool_call_id` names the call (ACP shows it)."""
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Ask the user; a dismissed dialog is a deny."""
 
 
 class ListSink:
@@ -40,6 +55,7 @@ class ListSink:
         self.statuses: list[dict[str, Any]] = []
         self.answers = list(answers or [])
         self.asked: list[tuple[str, str]] = []
+        self.requests: list[ApprovalRequest] = []
 
     def event(self, event: Event) -> None:
         self.events.append(msgspec.to_builtins(event))
@@ -50,6 +66,7 @@ class ListSink:
     def status(self, payload: StatusPayload) -> None:
         self.statuses.append(msgspec.to_builtins(payload))
 
-    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
-        self.asked.append((tool_name, summary))
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.asked.append((request.tool_name, request.summary))
+        self.requests.append(request)
         return self.answers.pop(0) if self.answers else "allow"

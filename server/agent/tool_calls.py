@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+
 from ..protocol import ToolResultEvent
+from .events import ApprovalRequest
 from .session import AgentSession
 from .tools.base import Tool
 from .tools.registry import run_tool
@@ -59,14 +62,32 @@ def deny_pending(session: AgentSession, reason: str) -> None:
         session.changed()
 
 
-async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
+async def _preview(tool: Tool, session: AgentSession, call: ToolCallPart) -> tuple[Path, str] | None:
+    if tool.preview is None or not isinstance(call.input, dict):
+        return None
+    try:
+        return await tool.preview(session.deps.host, call.input)
+    except Exception:  # a preview is a courtesy; the call is still asked about
+        return None
+
+
+async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart, turn_id: str) -> ToolResultPart:
     tool = tools.get(call.tool_name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
     settings = session.deps.settings()
     if needs_approval(tool, settings.approvals) and tool.name not in session.always_allowed:
-        answer = await session.deps.sink.approve(session.id, tool.name, describe_call(tool, call), call.tool_call_id)
+        request = ApprovalRequest(
+            session_id=session.id,
+            turn_id=turn_id,
+            tool_call_id=call.tool_call_id,
+            tool_name=tool.name,
+            input=call.input,
+            summary=describe_call(tool, call),
+            preview=await _preview(tool, session, call),
+        )
+        answer = await session.deps.sink.approve(request)
         if answer == "deny":
             return ToolResultPart(call.tool_call_id, call.tool_name, "denied: the user did not allow this call", True)
         if answer == "always":
@@ -92,7 +113,7 @@ async def run_tool_step(session: AgentSession, turn_id: str) -> None:
     results: list[ToolResultPart] = []
     try:
         for call in calls:
-            result = await _run_one(session, tools, call)
+            result = await _run_one(session, tools, call, turn_id)
             results.append(result)
             _emit_result(session, turn_id, result)
     except asyncio.CancelledError:

@@ -13,8 +13,9 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import protocol as wire
-from ..agent.events import ApprovalAnswer
+from ..agent.events import ApprovalAnswer, ApprovalRequest
 from ..agent.tools.disk_host import DiskToolHost
+from .client_approval import ask_in_client, offers_client_approvals
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -43,10 +44,12 @@ class LspSink:
     def status(self, payload: wire.StatusPayload) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
-    async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = "") -> ApprovalAnswer:
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        if offers_client_approvals(self.server.client_capabilities.experimental):
+            return await ask_in_client(self.server.protocol, request)
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f"shiro-neko wants to {summary}",
+            message=f"shiro-neko wants to {request.summary}",
             actions=[types.MessageActionItem(title=t) for t in (wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY)],
         )
         try:

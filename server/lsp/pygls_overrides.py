@@ -65,7 +65,11 @@ class ShiroProtocol(LanguageServerProtocol):
         # A finished future needs no cancelling, so drop it (override 2).
         future = self._request_futures.get(msg_id)
         if future is not None:
-            future.add_done_callback(lambda f, m=msg_id: self._forget_future(m, f))
+
+            def forget(done: Any, msg_id: Any = msg_id) -> None:
+                self._forget_future(msg_id, done)
+
+            future.add_done_callback(forget)
 
     def _forget_future(self, msg_id: Any, future: Any) -> None:
         # Deferred: `shutdown` iterates this dict while cancelling, and cancelling runs callbacks.

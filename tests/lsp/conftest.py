@@ -95,6 +95,7 @@ async def start_client(
     init_options: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
     folders: list[Path] | None = None,
+    experimental: dict[str, Any] | None = None,
 ) -> Harness:
     client = make_test_lsp_client()
     h = Harness(client=client, **harness_kwargs)
@@ -131,9 +132,12 @@ async def start_client(
         client.set_configuration(settings, section="shiro")
     await client.start_io(sys.executable, "-m", "shiro_neko", env=env)
     folders = folders or [h.root]
+    caps = client_capabilities(capabilities)
+    if experimental:  # what a client adds of its own, e.g. {"shiro": {"approvals": True}}
+        caps.experimental = {**(plain(caps.experimental) or {}), **experimental}
     h.init_result = await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(capabilities),
+            capabilities=caps,
             root_uri=folders[0].as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             initialization_options=init_options,

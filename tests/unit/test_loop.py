@@ -117,7 +117,7 @@ async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(t
     asked = asyncio.Event()
 
     class SlowSink(ListSink):
-        async def approve(self, session_id: str, tool_name: str, summary: str, tool_call_id: str = ""):  # type: ignore[override]
+        async def approve(self, request):  # type: ignore[override]
             asked.set()
             await asyncio.sleep(60)
             return "allow"

@@ -49,3 +49,5 @@ class Tool:
     # Which approval this call needs under the `approvals` setting, or None when never.
     approval: ApprovalKind | None = None
     summary: Callable[[dict[str, Any]], str] = field(default=lambda args: "")
+    # For edits: the file and its whole text as the call would leave it (shown with the approval).
+    preview: Callable[["ToolHost", dict[str, Any]], Awaitable[tuple[Path, str] | None]] | None = None

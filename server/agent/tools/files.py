@@ -199,7 +199,8 @@ def _positions(text: str, needle: str) -> list[int]:
     return found
 
 
-async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+async def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str, str, int, str, str]:
+    """What an edit_file call would do: (path, shown, the text now, where, old, new); refusals raise."""
     path = resolve_workspace_path(host.root, args["path"])
     shown = workspace_relative(host.root, path)
     old: str = args["old_text"]
@@ -224,7 +225,11 @@ async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
             f"old_text found {len(found)} times in '{shown}'; include more surrounding lines to "
             "make it unique"
         )
-    at = found[0]
+    return path, shown, text, found[0], old, new
+
+
+async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    path, shown, text, at, old, new = await _planned_edit(host, args)
     updated = text[:at] + new + text[at + len(old) :]
     if not await host.apply_text(path, updated, create=False):
         return _rejected(shown)
@@ -234,6 +239,22 @@ async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
         f"edited '{shown}': replaced lines {first}-{first + old_span - 1} "
         f"({old_span} line{'' if old_span == 1 else 's'}) with {_write_count(new)}"
     )
+
+
+async def _preview_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
+    """The whole file as the edit would leave it, for the approval's diff (None: it would fail)."""
+    try:
+        path, _, text, at, old, new = await _planned_edit(host, args)
+    except (ToolError, KeyError, TypeError, OSError):
+        return None
+    return path, text[:at] + new + text[at + len(old) :]
+
+
+async def _preview_write(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
+    try:
+        return resolve_workspace_path(host.root, args["path"]), str(args["content"])
+    except (ToolError, KeyError, TypeError, OSError):
+        return None
 
 
 _PATH_DOC = "File path, relative to the workspace root (or absolute inside the workspace)."
@@ -284,6 +305,7 @@ WRITE_FILE = Tool(
     },
     run=_write_file,
     approval="edit",
+    preview=_preview_write,
     summary=lambda args: f"write {args.get('path', '')}",
 )
 
@@ -309,5 +331,6 @@ EDIT_FILE = Tool(
     },
     run=_edit_file,
     approval="edit",
+    preview=_preview_edit,
     summary=lambda args: f"edit {args.get('path', '')}",
 )

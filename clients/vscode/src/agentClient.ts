@@ -1,0 +1,194 @@
+// One wrapper owns the LanguageClient (esbonio's shape): it finds and starts `shiro-lsp`, and
+// re-emits the server's notifications and requests on emitters that outlive restarts, so the
+// store, the tree, the gauge and the panel subscribe once.
+
+import * as fs from 'fs';
+import * as vscode from 'vscode';
+import {
+  CancellationToken,
+  ClientCapabilities,
+  FeatureState,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  StaticFeature,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { findServer } from './serverPath';
+import type { ApproveParams, ApproveResult, EventPayload, StatusPayload, TodosPayload } from './wire';
+
+export const EVENT = 'shiro/event';
+export const TODOS = 'shiro/todos';
+export const STATUS = 'shiro/status';
+export const APPROVE = 'shiro/approve';
+export const SAVE_DOCUMENTS = 'shiro/saveDocuments';
+
+/** Tells the server, at initialize, that this client answers `shiro/approve` and `shiro/saveDocuments`. */
+class ShiroCapabilities implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    experimental.shiro = { approvals: true, saveDocuments: true };
+    capabilities.experimental = experimental;
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  clear(): void {}
+}
+
+export class AgentClient implements vscode.Disposable {
+  readonly onEvent = new vscode.EventEmitter<EventPayload>();
+  readonly onTodos = new vscode.EventEmitter<TodosPayload>();
+  readonly onStatus = new vscode.EventEmitter<StatusPayload>();
+  readonly onStarted = new vscode.EventEmitter<void>();
+  approve: (params: ApproveParams, token: CancellationToken) => Promise<ApproveResult> = async () => ({ decision: 'deny' });
+  readonly output: vscode.OutputChannel;
+  private client: LanguageClient | undefined;
+  private starting: Promise<boolean> | undefined;
+  private missingShown: string | undefined;
+  private command: string | undefined;
+
+  constructor() {
+    this.output = vscode.window.createOutputChannel('Shiro Neko');
+  }
+
+  get running(): boolean {
+    return !!this.client?.isRunning();
+  }
+
+  /** Starts the server once; concurrent callers share the attempt. Resolves false when it is missing. */
+  start(): Promise<boolean> {
+    this.starting ??= this.doStart().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private lookup(): ReturnType<typeof findServer> {
+    return findServer({
+      setting: vscode.workspace.getConfiguration('shiro').get<string>('server.path') ?? undefined,
+      folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+      pathEnv: process.env.PATH,
+      platform: process.platform,
+      exists: (f) => {
+        try {
+          return fs.statSync(f).isFile();
+        } catch {
+          return false;
+        }
+      },
+    });
+  }
+
+  /** The running server is the one the settings name now (a settings change needs no restart). */
+  usesConfiguredServer(): boolean {
+    const found = this.lookup();
+    return !!this.client && 'command' in found && found.command === this.command;
+  }
+
+  private async doStart(): Promise<boolean> {
+    if (this.client) return true;
+    const found = this.lookup();
+    if ('missing' in found) {
+      this.output.appendLine(found.missing);
+      if (this.missingShown === found.missing) return false; // said once is enough
+      this.missingShown = found.missing;
+      void vscode.window.showErrorMessage(found.missing, 'Open setting', 'Show log').then((choice) => {
+        if (choice === 'Open setting') void vscode.commands.executeCommand('workbench.action.openSettings', 'shiro.server.path');
+        if (choice === 'Show log') this.output.show();
+      });
+      return false;
+    }
+    this.output.appendLine(`starting ${found.command} (found through ${found.source})`);
+    this.command = found.command;
+    const serverOptions: ServerOptions = { command: found.command, args: [], transport: TransportKind.stdio };
+    const clientOptions: LanguageClientOptions = {
+      // Every file buffer: the agent reads open buffers rather than the disk.
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      outputChannel: this.output,
+      synchronize: { configurationSection: 'shiro' },
+      initializationOptions: vscode.workspace.getConfiguration('shiro'),
+    };
+    const client = new LanguageClient('shiroNeko', 'Shiro Neko', serverOptions, clientOptions);
+    client.registerFeature(new ShiroCapabilities());
+    client.onNotification(EVENT, (p: EventPayload) => this.fire(() => this.onEvent.fire(p)));
+    client.onNotification(TODOS, (p: TodosPayload) => this.fire(() => this.onTodos.fire(p)));
+    client.onNotification(STATUS, (p: StatusPayload) => this.fire(() => this.onStatus.fire(p)));
+    client.onRequest(APPROVE, (p: ApproveParams, token: CancellationToken) => this.approve(p, token));
+    client.onRequest(SAVE_DOCUMENTS, (p: { uris: string[] }) => saveDocuments(p.uris));
+    this.client = client;
+    try {
+      await client.start();
+    } catch (err) {
+      this.client = undefined;
+      this.output.appendLine(`the server did not start: ${err}`);
+      void vscode.window.showErrorMessage(`shiro-neko: the language server did not start (${err}).`, 'Show log').then((c) => {
+        if (c) this.output.show();
+      });
+      return false;
+    }
+    this.onStarted.fire();
+    return true;
+  }
+
+  /** A handler that throws must not take the others down with it. */
+  private fire(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.output.appendLine(`handler failed: ${err instanceof Error ? err.stack : err}`);
+    }
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        this.output.appendLine(`stopping the server: ${err}`);
+      }
+    }
+  }
+
+  /** `workspace/executeCommand` with the one JSON object every shiro command takes. */
+  async execute<T>(command: string, args: object = {}, token?: vscode.CancellationToken): Promise<T> {
+    if (!this.client && !(await this.start())) throw new Error('the shiro-neko language server is not running');
+    const params = { command, arguments: [args] };
+    // An `undefined` token would be sent as a second parameter (an array of params): leave it out.
+    return (token
+      ? this.client!.sendRequest('workspace/executeCommand', params, token)
+      : this.client!.sendRequest('workspace/executeCommand', params)) as Promise<T>;
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.onEvent.dispose();
+    this.onTodos.dispose();
+    this.onStatus.dispose();
+    this.onStarted.dispose();
+    this.output.dispose();
+  }
+}
+
+/** `shiro/saveDocuments`: save the buffers the server just edited through `workspace/applyEdit`. */
+async function saveDocuments(uris: string[]): Promise<{ saved: string[] }> {
+  const saved: string[] = [];
+  for (const uri of uris ?? []) {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString());
+    if (doc && (await doc.save())) saved.push(uri);
+  }
+  return { saved };
+}
+
+/** The folder commands talk to: that of the active editor, else the first one. */
+export function activeFolder(): vscode.WorkspaceFolder | undefined {
+  const editor = vscode.window.activeTextEditor;
+  const folder = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri) : undefined;
+  return folder ?? vscode.workspace.workspaceFolders?.[0];
+}

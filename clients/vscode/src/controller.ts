@@ -1,0 +1,391 @@
+// What each panel message and palette command does: thin glue between the panel, the store and
+// the server's `shiro.*` commands.
+
+import * as vscode from 'vscode';
+import { activeFolder, AgentClient } from './agentClient';
+import type { ApprovalBroker } from './approvals';
+import type { ChatView } from './chatView';
+import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
+import type { WebviewToHost } from './shared/messages';
+import type { SessionStore } from './store';
+import type { TodoTree } from './todoTree';
+import type { ChatResult, NotesResult, ResumeResult, SessionInfo, StatusPayload } from './wire';
+
+const NOTES_SCHEME = 'shiro-neko-notes';
+
+export class Controller implements vscode.Disposable {
+  private chats = new Map<string, vscode.CancellationTokenSource>();
+  private keys = 0;
+  private history: string[] = [];
+  private files: { at: number; list: string[] } | undefined;
+  private notes = new Map<string, string>();
+  private notesChanged = new vscode.EventEmitter<vscode.Uri>();
+  private disposables: vscode.Disposable[] = [];
+  /** Settles when the session shown on open (resumed or new) is loaded. */
+  private opening: Promise<void> = Promise.resolve();
+  /** The workspace folder whose session the panel shows. */
+  folder: vscode.WorkspaceFolder | undefined;
+
+  constructor(
+    readonly client: AgentClient,
+    readonly store: SessionStore,
+    readonly approvals: ApprovalBroker,
+    readonly todos: TodoTree,
+    public view: ChatView | undefined,
+  ) {
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(NOTES_SCHEME, {
+        onDidChange: this.notesChanged.event,
+        provideTextDocumentContent: (uri) => this.notes.get(uri.toString()) ?? '',
+      }),
+    );
+  }
+
+  private get workspace(): string | undefined {
+    return this.folder?.uri.toString();
+  }
+
+  /** Arguments naming the panel's session (which implies its workspace), else its workspace. */
+  private target(): { sessionId: string } | { workspace?: string } {
+    return this.store.sessionId ? { sessionId: this.store.sessionId } : { workspace: this.workspace };
+  }
+
+  private fail(what: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    void vscode.window.showErrorMessage(`shiro-neko ${what}: ${message}`);
+  }
+
+  // -- panel ----------------------------------------------------------------------------------
+  async onPanel(msg: WebviewToHost, view: ChatView): Promise<void> {
+    switch (msg.t) {
+      case 'ready':
+        await this.loadHistory();
+        return;
+      case 'send':
+        return this.send(msg.text, msg.attachments);
+      case 'abort':
+        return this.abort();
+      case 'unqueue':
+        this.chats.get(msg.key)?.cancel();
+        return;
+      case 'approve':
+        this.approvals.decide(msg.toolCallId, msg.decision);
+        return;
+      case 'slash':
+        return this.slash(msg.name, msg.arg);
+      case 'loadOlder': {
+        const { rows, hasOlder } = this.store.olderThan(msg.beforeId, 100);
+        view.postNow({ t: 'older', rows, hasOlder });
+        return;
+      }
+      case 'rendered':
+        // The benchmark's figure: how long the webview took to render a hydrate.
+        this.client.output.appendLine(`panel rendered ${msg.rows} rows in ${msg.ms.toFixed(1)} ms (${msg.mark})`);
+        await vscode.commands.executeCommand('setContext', 'shiroNeko.lastRender', `${msg.mark}:${msg.ms.toFixed(1)}:${msg.rows}`);
+        return;
+      case 'req': {
+        try {
+          const result = await this.request(msg);
+          view.postNow({ t: 'reply', rid: msg.rid, ok: true, result });
+        } catch (err) {
+          view.postNow({ t: 'reply', rid: msg.rid, ok: false, error: String(err) });
+        }
+        return;
+      }
+    }
+  }
+
+  private async request(msg: Extract<WebviewToHost, { t: 'req' }>): Promise<unknown> {
+    switch (msg.m) {
+      case 'files':
+        return this.findFiles(msg.p.query);
+      case 'openDiff':
+        return this.approvals.openDiff(msg.p.toolCallId);
+      case 'row':
+        return this.store.row(msg.p.id) ?? null;
+      case 'openLink': {
+        const href = msg.p.href;
+        if (/^https?:\/\//i.test(href) || /^mailto:/i.test(href)) return vscode.env.openExternal(vscode.Uri.parse(href));
+        if (/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('file:')) return false; // never command: and friends
+        const folder = this.folder?.uri;
+        if (!folder) return false;
+        const path = href.startsWith('file:') ? vscode.Uri.parse(href) : vscode.Uri.joinPath(folder, href.split('#')[0]);
+        if (!path.fsPath.startsWith(folder.fsPath)) return false;
+        await vscode.window.showTextDocument(path, { preview: true });
+        return true;
+      }
+    }
+  }
+
+  /** Workspace files for the `@` picker: one listing, cached briefly, filtered here. */
+  private async findFiles(query: string): Promise<string[]> {
+    if (!this.files || Date.now() - this.files.at > 10_000) {
+      const uris = await vscode.workspace.findFiles('**/*', '{**/node_modules/**,**/.git/**,**/.venv/**,**/__pycache__/**}', 5000);
+      this.files = { at: Date.now(), list: uris.map((u) => vscode.workspace.asRelativePath(u, false)).sort() };
+    }
+    const q = query.toLowerCase();
+    const scored = this.files.list
+      .map((p) => {
+        const l = p.toLowerCase();
+        const base = l.slice(l.lastIndexOf('/') + 1);
+        const score = !q ? 3 : base.startsWith(q) ? 0 : base.includes(q) ? 1 : l.includes(q) ? 2 : -1;
+        return { p, score };
+      })
+      .filter((x) => x.score >= 0)
+      .sort((a, b) => a.score - b.score || a.p.length - b.p.length);
+    return scored.slice(0, 50).map((x) => x.p);
+  }
+
+  private async loadHistory(): Promise<void> {
+    try {
+      const { prompts } = await this.client.execute<{ prompts: string[] }>('shiro.history', { workspace: this.workspace });
+      this.history = prompts;
+    } catch {
+      /* an empty history is fine */
+    }
+    this.view?.post({ t: 'history', prompts: this.history });
+  }
+
+  // -- chat -----------------------------------------------------------------------------------
+  async send(text: string, attachments: string[]): Promise<void> {
+    const prompt = text.trim();
+    if (!prompt) return;
+    // A prompt typed while the last session is still being resumed goes to that session.
+    await this.opening;
+    if (prompt.startsWith('/')) {
+      const [name, ...rest] = prompt.slice(1).split(/\s+/);
+      if (this.view?.slash.some((c) => c.name === name)) return this.slash(name, rest.join(' '));
+    }
+    const key = `q${++this.keys}`;
+    const cts = new vscode.CancellationTokenSource();
+    this.chats.set(key, cts);
+    this.store.sent(key, prompt, attachments);
+    this.history = [...this.history.filter((p) => p !== prompt), prompt];
+    this.view?.post({ t: 'history', prompts: this.history });
+    try {
+      await this.client.execute<ChatResult>('shiro.chat', { prompt, attachments, ...this.target() }, cts.token);
+    } catch (err) {
+      const cancelled = cts.token.isCancellationRequested || (err as { code?: number })?.code === -32800;
+      if (!cancelled) this.store.addNotice(err instanceof Error ? err.message : String(err), 'error');
+    } finally {
+      this.chats.delete(key);
+      cts.dispose();
+      this.store.settled(key);
+      this.view?.postNow({ t: 'queue', queue: this.store.queue });
+    }
+  }
+
+  async abort(): Promise<void> {
+    try {
+      const r = await this.client.execute<{ aborted: boolean; clearedQueued: number }>('shiro.abort', this.target());
+      this.store.clearQueue();
+      this.view?.postNow({ t: 'queue', queue: this.store.queue });
+      if (!r.aborted && !r.clearedQueued) vscode.window.setStatusBarMessage('shiro-neko: nothing to stop', 2000);
+    } catch (err) {
+      this.fail('abort', err);
+    }
+  }
+
+  async slash(name: string, arg: string): Promise<void> {
+    const commands: Record<string, () => Promise<unknown>> = {
+      compact: () => this.compact(arg || undefined),
+      notes: () => this.showNotes(),
+      todos: () => this.showTodos(),
+      sessions: () => this.pickSession(),
+      resume: () => this.resume(arg ? { id: arg } : { latest: true }),
+      save: () => this.save(),
+      memory: () => this.compactMemory(),
+      new: () => this.newSession(),
+      clear: () => this.newSession(),
+      stm: () => (arg.trim() === 'clear' ? this.clearStm() : this.showStm()),
+      mcp: () => this.showMcp(),
+    };
+    const run = commands[name];
+    if (run) await run();
+    else void vscode.window.showWarningMessage(`shiro-neko: unknown command /${name}`);
+  }
+
+  // -- sessions -------------------------------------------------------------------------------
+  /** Opening a workspace resumes its newest session; with none, an empty one. */
+  resumeOnOpen(): Promise<void> {
+    this.opening = this.open();
+    return this.opening;
+  }
+
+  private async open(): Promise<void> {
+    this.folder = activeFolder();
+    try {
+      await this.resume({ latest: true }, true);
+    } catch {
+      await this.emptySession();
+    }
+  }
+
+  private async emptySession(): Promise<void> {
+    try {
+      const status = await this.client.execute<StatusPayload>('shiro.status', { workspace: this.workspace });
+      this.store.load(status.sessionId, '', []);
+    } catch (err) {
+      this.client.output.appendLine(`no session: ${err}`);
+    }
+  }
+
+  async resume(args: { id: string } | { latest: true }, quiet = false): Promise<void> {
+    try {
+      this.view?.markNextHydrate(`resume:${Date.now()}`);
+      const r = await this.client.execute<ResumeResult>('shiro.resume', { ...args, workspace: this.workspace });
+      const notice = r.forkedFrom
+        ? `This session is open in another window, so it continues here as a fork of ${r.forkedFrom.slice(0, 8)}.`
+        : undefined;
+      this.store.load(r.sessionId, r.title, r.messages, notice);
+    } catch (err) {
+      if (quiet) throw err;
+      this.fail('resume', err);
+    }
+  }
+
+  async pickSession(): Promise<void> {
+    let sessions: SessionInfo[];
+    try {
+      ({ sessions } = await this.client.execute<{ sessions: SessionInfo[] }>('shiro.sessions', { limit: 50, workspace: this.workspace }));
+    } catch (err) {
+      return this.fail('sessions', err);
+    }
+    if (!sessions.length) {
+      void vscode.window.showInformationMessage('shiro-neko: no saved sessions in this workspace yet.');
+      return;
+    }
+    const now = Date.now();
+    const pick = await vscode.window.showQuickPick(
+      sessions.map((s) => ({
+        label: s.title || '(untitled)',
+        description: age(s.updatedAt, now),
+        detail: `${s.messageCount} ${s.messageCount === 1 ? 'message' : 'messages'} · ${s.id.slice(0, 8)}${s.id === this.store.sessionId ? ' · current' : ''}`,
+        id: s.id,
+      })),
+      { title: 'Resume a shiro-neko session', placeHolder: 'Newest first', matchOnDetail: true },
+    );
+    if (pick) await this.resume({ id: pick.id });
+  }
+
+  async newSession(): Promise<void> {
+    try {
+      const { sessionId } = await this.client.execute<{ sessionId: string }>('shiro.newSession', { workspace: this.workspace });
+      this.store.load(sessionId, '', []);
+      await this.view?.reveal();
+    } catch (err) {
+      this.fail('new session', err);
+    }
+  }
+
+  async save(): Promise<void> {
+    try {
+      const r = await this.client.execute<{ saved: boolean; messageCount: number; path?: string; reason?: string }>('shiro.save', this.target());
+      const text = r.saved ? `shiro-neko: saved ${r.messageCount} messages` : `shiro-neko: ${r.reason ?? 'nothing to save'}`;
+      vscode.window.setStatusBarMessage(text, 4000);
+      this.store.addNotice(r.saved ? `Saved ${r.messageCount} messages.` : r.reason ?? 'Nothing to save.');
+    } catch (err) {
+      this.fail('save', err);
+    }
+  }
+
+  // -- context and memory ---------------------------------------------------------------------
+  async compact(focus?: string): Promise<void> {
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'shiro-neko: compacting the conversation…' },
+      async () => {
+        try {
+          const r = await this.client.execute<{ summary: string; messagesBefore: number; messagesAfter: number }>(
+            'shiro.compact', { ...this.target(), ...(focus ? { focus } : {}) });
+          this.store.addNotice(`Compacted: ${r.messagesBefore} messages summarised into ${r.messagesAfter}.`);
+          this.store.addNotice(r.summary);
+        } catch (err) {
+          this.fail('/compact', err);
+        }
+      },
+    );
+  }
+
+  async compactMemory(): Promise<void> {
+    try {
+      const r = await this.client.execute<{ ran: boolean; reason?: string; before: number; after: number }>('shiro.memory', { workspace: this.workspace });
+      const text = r.ran ? `Project memory compacted: ${r.before} entries to ${r.after}.` : `Project memory left as it is: ${r.reason ?? 'nothing to do'}.`;
+      void vscode.window.showInformationMessage(`shiro-neko: ${text}`);
+    } catch (err) {
+      this.fail('/memory', err);
+    }
+  }
+
+  private async showDoc(name: string, markdown: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: NOTES_SCHEME, path: `/${name}.md` });
+    this.notes.set(uri.toString(), markdown);
+    this.notesChanged.fire(uri);
+    await vscode.commands.executeCommand('markdown.showPreview', uri).then(undefined, async () => {
+      await vscode.window.showTextDocument(uri, { preview: true });
+    });
+  }
+
+  async showNotes(): Promise<void> {
+    try {
+      const { entries } = await this.client.execute<NotesResult>('shiro.notes', { workspace: this.workspace });
+      await this.showDoc('Project memory', notesMarkdown(entries));
+    } catch (err) {
+      this.fail('/notes', err);
+    }
+  }
+
+  async showTodos(): Promise<void> {
+    await vscode.commands.executeCommand('shiroNeko.todos.focus');
+  }
+
+  /** Generic viewers for commands whose answer is a document (short-term memory, MCP servers). */
+  async showResult(command: string, title: string, render: (r: unknown) => string): Promise<void> {
+    try {
+      const r = await this.client.execute<unknown>(command, this.target());
+      await this.showDoc(title, render(r));
+    } catch (err) {
+      this.fail(command, err);
+    }
+  }
+
+  async showStm(): Promise<void> {
+    await this.showResult('shiro.stm', 'Short-term memory', (r) => stmMarkdown(r as Parameters<typeof stmMarkdown>[0], Date.now()));
+  }
+
+  async clearStm(): Promise<void> {
+    try {
+      const r = await this.client.execute<{ cleared: boolean }>('shiro.stmClear', this.target());
+      this.store.addNotice(r.cleared ? 'Short-term memory of this session cleared.' : 'This session had no short-term memory.');
+    } catch (err) {
+      this.fail('/stm clear', err);
+    }
+  }
+
+  async showMcp(): Promise<void> {
+    try {
+      const r = await this.client.execute<Parameters<typeof mcpMarkdown>[0]>('shiro.mcp', { workspace: this.workspace });
+      await this.showDoc('MCP servers', mcpMarkdown(r));
+    } catch (err) {
+      this.fail('/mcp', err);
+    }
+  }
+
+  async addSelection(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return;
+    const doc = editor.document;
+    const rel = vscode.workspace.asRelativePath(doc.uri, false);
+    const sel = editor.selection;
+    const text = doc.getText(sel.isEmpty ? undefined : sel);
+    const lines = sel.isEmpty ? '' : `:${sel.start.line + 1}-${sel.end.line + 1}`;
+    const fence = text.includes('```') ? '````' : '```';
+    await this.view?.reveal();
+    this.view?.post({ t: 'command', name: 'insert', text: `${rel}${lines}\n${fence}${doc.languageId}\n${text}\n${fence}\n` });
+  }
+
+  dispose(): void {
+    for (const cts of this.chats.values()) cts.dispose();
+    for (const d of this.disposables) d.dispose();
+    this.notesChanged.dispose();
+  }
+}

@@ -1,0 +1,98 @@
+// Entry point: wires the client, the store, the panel, the task tree, the gauge and the commands.
+
+import * as vscode from 'vscode';
+import { activeFolder, AgentClient } from './agentClient';
+import { ApprovalBroker } from './approvals';
+import { ChatView } from './chatView';
+import { Controller } from './controller';
+import { SessionStore } from './store';
+import { StatusGauge } from './statusBar';
+import { TodoTree } from './todoTree';
+
+let client: AgentClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  client = new AgentClient();
+  const store = new SessionStore();
+  const approvals = new ApprovalBroker(store);
+  const todos = new TodoTree();
+  const gauge = new StatusGauge();
+  const controller = new Controller(client, store, approvals, todos, undefined);
+  const view = new ChatView(context.extensionUri, store, (msg, v) => controller.onPanel(msg, v));
+  controller.view = view;
+  context.subscriptions.push(client, approvals, todos, gauge, controller, view);
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }),
+  );
+
+  client.approve = (params, token) => approvals.ask(params, token);
+  context.subscriptions.push(
+    client.onEvent.event((ev) => {
+      const queueChanged = store.apply(ev);
+      if (queueChanged) view.postNow({ t: 'queue', queue: store.queue });
+      if (ev.type === 'turn_start' || ev.type === 'turn_end') {
+        view.postNow({ t: 'busy', busy: store.busy });
+        void vscode.commands.executeCommand('setContext', 'shiroNeko.busy', store.busy);
+      }
+      if (ev.type === 'turn_end' && ev.status === 'completed') view.post({ t: 'command', name: 'focusInput' });
+    }),
+    client.onTodos.event((p) => {
+      if (!store.sessionId || p.sessionId === store.sessionId) todos.update(p);
+    }),
+    client.onStatus.event((p) => {
+      if (!store.sessionId || p.sessionId === store.sessionId) gauge.update(p);
+    }),
+    approvals.onAsk.event(() => void view.reveal(false)),
+  );
+
+  const commands: Record<string, (...args: unknown[]) => unknown> = {
+    'shiroNeko.focusChat': () => view.reveal(),
+    'shiroNeko.compact': () => controller.compact(),
+    'shiroNeko.notes': () => controller.showNotes(),
+    'shiroNeko.todos': () => controller.showTodos(),
+    'shiroNeko.sessions': () => controller.pickSession(),
+    'shiroNeko.resumeLatest': () => controller.resume({ latest: true }),
+    'shiroNeko.save': () => controller.save(),
+    'shiroNeko.memory': () => controller.compactMemory(),
+    'shiroNeko.stm': () => controller.showStm(),
+    'shiroNeko.stmClear': () => controller.clearStm(),
+    'shiroNeko.mcp': () => controller.showMcp(),
+    'shiroNeko.newSession': () => controller.newSession(),
+    'shiroNeko.abort': () => controller.abort(),
+    'shiroNeko.addSelection': () => controller.addSelection(),
+    'shiroNeko.approve': () => approvals.decide(undefined, 'allow'),
+    'shiroNeko.alwaysAllow': () => approvals.decide(undefined, 'always'),
+    'shiroNeko.deny': () => approvals.decide(undefined, 'deny'),
+    'shiroNeko.restartServer': async () => {
+      if (await client!.restart()) await controller.resumeOnOpen();
+    },
+    'shiroNeko.showLog': () => client!.output.show(),
+  };
+  for (const [id, fn] of Object.entries(commands)) context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  // A new server path (or one that arrives after activation) starts the server again.
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('shiro.server.path') && !client!.usesConfiguredServer() && (await client!.restart())) {
+        await controller.resumeOnOpen();
+      }
+    }),
+  );
+
+  // Multi-root: the panel follows the workspace folder of the active editor.
+  context.subscriptions.push(
+    vscode.window.onDidChangeActiveTextEditor(() => {
+      const folder = activeFolder();
+      if (folder && controller.folder && folder.uri.toString() !== controller.folder.uri.toString() && client?.running) {
+        void controller.resumeOnOpen();
+      }
+    }),
+  );
+
+  // Not awaited: the views must resolve while the server starts. Prompts wait for the resume.
+  void controller.resumeOnOpen();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}

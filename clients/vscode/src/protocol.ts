@@ -1,0 +1,679 @@
+// Generated from docs/protocol.schema.json by scripts/gen-protocol.mjs (json-schema-to-typescript); do not edit.
+// Run `npm run gen:protocol` after the server's protocol changes.
+
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "Event".
+ */
+export type Event =
+  | TurnStartEvent
+  | TextDeltaEvent
+  | ReasoningDeltaEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | CompactedEvent
+  | NoticeEvent
+  | QueuedEvent
+  | TurnEndEvent;
+
+export interface ShiroNekoProtocol {
+  commands: {
+    'shiro.chat': {
+      command: 'shiro.chat';
+      arguments: ChatArgs;
+      result: ChatResult;
+    };
+    'shiro.abort': {
+      command: 'shiro.abort';
+      arguments: SessionArgs;
+      result: AbortResult;
+    };
+    'shiro.newSession': {
+      command: 'shiro.newSession';
+      arguments: NewSessionArgs;
+      result: NewSessionResult;
+    };
+    'shiro.sessions': {
+      command: 'shiro.sessions';
+      arguments: SessionsArgs;
+      result: SessionsResult;
+    };
+    'shiro.resume': {
+      command: 'shiro.resume';
+      arguments: ResumeArgs;
+      result: ResumeResult;
+    };
+    'shiro.save': {
+      command: 'shiro.save';
+      arguments: SessionArgs;
+      result: SaveResult;
+    };
+    'shiro.compact': {
+      command: 'shiro.compact';
+      arguments: CompactArgs;
+      result: CompactResult;
+    };
+    'shiro.todos': {
+      command: 'shiro.todos';
+      arguments: SessionArgs;
+      result: TodosResult;
+    };
+    'shiro.notes': {
+      command: 'shiro.notes';
+      arguments: WorkspaceArgs;
+      result: NotesResult;
+    };
+    'shiro.memory': {
+      command: 'shiro.memory';
+      arguments: WorkspaceArgs;
+      result: MemoryCompactionResult;
+    };
+    'shiro.remember': {
+      command: 'shiro.remember';
+      arguments: RememberArgs;
+      result: RememberResult;
+    };
+    'shiro.recall': {
+      command: 'shiro.recall';
+      arguments: RecallArgs;
+      result: RecallResult;
+    };
+    'shiro.forget': {
+      command: 'shiro.forget';
+      arguments: ForgetArgs;
+      result: ForgetResult;
+    };
+    'shiro.history': {
+      command: 'shiro.history';
+      arguments: WorkspaceArgs;
+      result: HistoryResult;
+    };
+    'shiro.status': {
+      command: 'shiro.status';
+      arguments: SessionArgs;
+      result: StatusPayload;
+    };
+    'shiro.stm': {
+      command: 'shiro.stm';
+      arguments: SessionArgs;
+      result: StmResult;
+    };
+    'shiro.stmClear': {
+      command: 'shiro.stmClear';
+      arguments: SessionArgs;
+      result: StmClearResult;
+    };
+    'shiro.mcp': {
+      command: 'shiro.mcp';
+      arguments: WorkspaceArgs;
+      result: McpResult;
+    };
+  };
+  notifications: {
+    'shiro/event': {
+      method: 'shiro/event';
+      params: Event;
+    };
+    'shiro/todos': {
+      method: 'shiro/todos';
+      params: TodosNotification;
+    };
+    'shiro/status': {
+      method: 'shiro/status';
+      params: StatusPayload;
+    };
+  };
+  serverRequests: {
+    'shiro/saveDocuments': {
+      method: 'shiro/saveDocuments';
+      params: SaveDocumentsParams;
+      result: null;
+    };
+    'shiro/approve': {
+      method: 'shiro/approve';
+      params: ApproveParams;
+      result: ApproveResult;
+    };
+  };
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ChatArgs".
+ */
+export interface ChatArgs {
+  prompt: string;
+  sessionId?: string | null;
+  attachments?: string[];
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ChatResult".
+ */
+export interface ChatResult {
+  sessionId: string;
+  turnId: string;
+  status: 'aborted' | 'completed' | 'error';
+  text: string;
+  error?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SessionArgs".
+ */
+export interface SessionArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "AbortResult".
+ */
+export interface AbortResult {
+  aborted: boolean;
+  clearedQueued: number;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "NewSessionArgs".
+ */
+export interface NewSessionArgs {
+  private?: boolean;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "NewSessionResult".
+ */
+export interface NewSessionResult {
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SessionsArgs".
+ */
+export interface SessionsArgs {
+  limit?: number;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SessionsResult".
+ */
+export interface SessionsResult {
+  sessions: SessionSummary[];
+}
+/**
+ * One row of `shiro.sessions`.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+  messageCount: number;
+  cwd: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ResumeArgs".
+ */
+export interface ResumeArgs {
+  id?: string | null;
+  latest?: boolean;
+  workspace?: string | null;
+  fork?: boolean;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ResumeResult".
+ */
+export interface ResumeResult {
+  sessionId: string;
+  title: string;
+  messages: (UserMessage | AssistantMessage | ToolMessage)[];
+  todos: Todo[];
+  forkedFrom?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "UserMessage".
+ */
+export interface UserMessage {
+  role: 'user';
+  content: TextPart[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TextPart".
+ */
+export interface TextPart {
+  type: 'text';
+  text: string;
+  itemId?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "AssistantMessage".
+ */
+export interface AssistantMessage {
+  role: 'assistant';
+  content: (TextPart | ReasoningPart | ToolCallPart)[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ReasoningPart".
+ */
+export interface ReasoningPart {
+  type: 'reasoning';
+  text: string;
+  itemId?: string | null;
+  encryptedContent?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ToolCallPart".
+ */
+export interface ToolCallPart {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  itemId?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ToolMessage".
+ */
+export interface ToolMessage {
+  role: 'tool';
+  content: ToolResultPart[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ToolResultPart".
+ */
+export interface ToolResultPart {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: string;
+  isError?: boolean;
+}
+/**
+ * `{"content", "status", "note"?}`.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "Todo".
+ */
+export interface Todo {
+  content: string;
+  status: 'blocked' | 'completed' | 'in_progress' | 'pending';
+  note?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SaveResult".
+ */
+export interface SaveResult {
+  saved: boolean;
+  messageCount: number;
+  path?: string | null;
+  reason?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CompactArgs".
+ */
+export interface CompactArgs {
+  sessionId?: string | null;
+  focus?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CompactResult".
+ */
+export interface CompactResult {
+  summary: string;
+  messagesBefore: number;
+  messagesAfter: number;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TodosResult".
+ */
+export interface TodosResult {
+  todos: Todo[];
+  rendered: string;
+  warnings: string[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "WorkspaceArgs".
+ */
+export interface WorkspaceArgs {
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "NotesResult".
+ */
+export interface NotesResult {
+  entries: MemoryEntry[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "MemoryEntry".
+ */
+export interface MemoryEntry {
+  kind: 'command' | 'decision' | 'fact' | 'gotcha';
+  text: string;
+  hits: number;
+  createdAt: string;
+  lastUsedAt?: string | null;
+}
+/**
+ * `shiro.memory`: `{ran, reason?, before, after}` (entry counts).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "MemoryCompactionResult".
+ */
+export interface MemoryCompactionResult {
+  ran: boolean;
+  before: number;
+  after: number;
+  reason?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RememberArgs".
+ */
+export interface RememberArgs {
+  kind: string;
+  text: string;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RememberResult".
+ */
+export interface RememberResult {
+  entry: MemoryEntry;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RecallArgs".
+ */
+export interface RecallArgs {
+  query: string;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RecallResult".
+ */
+export interface RecallResult {
+  entries: MemoryEntry[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ForgetArgs".
+ */
+export interface ForgetArgs {
+  text: string;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ForgetResult".
+ */
+export interface ForgetResult {
+  removed: number;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "HistoryResult".
+ */
+export interface HistoryResult {
+  prompts: string[];
+}
+/**
+ * `shiro/status`, and the result of `shiro.status`.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StatusPayload".
+ */
+export interface StatusPayload {
+  sessionId: string;
+  contextTokens: number;
+  contextThreshold: number;
+  contextPercent: number;
+  level: 'amber' | 'normal' | 'red';
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number | null;
+  running: boolean;
+  queued: number;
+  sideInputTokens?: number;
+  sideOutputTokens?: number;
+  sideCostUsd?: number | null;
+}
+/**
+ * `shiro.stm`: what the next turn of that session would be told.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmResult".
+ */
+export interface StmResult {
+  others: StmOther[];
+  current?: StmCurrent | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmOther".
+ */
+export interface StmOther {
+  sessionId: string;
+  title: string;
+  workspace: string;
+  text: string;
+  updatedAt: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmCurrent".
+ */
+export interface StmCurrent {
+  kind: 'categories' | 'summary';
+  text: string;
+  updatedAt: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "StmClearResult".
+ */
+export interface StmClearResult {
+  cleared: boolean;
+}
+/**
+ * `shiro.mcp`: every MCP server of the workspace; never an `env` value or a header.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "McpResult".
+ */
+export interface McpResult {
+  servers: McpServerInfo[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "McpServerInfo".
+ */
+export interface McpServerInfo {
+  name: string;
+  source: 'project' | 'settings';
+  state: 'disabled' | 'failed' | 'ready' | 'starting' | 'untrusted';
+  tools: McpToolInfo[];
+  error?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "McpToolInfo".
+ */
+export interface McpToolInfo {
+  name: string;
+  description: string;
+  modelName?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TurnStartEvent".
+ */
+export interface TurnStartEvent {
+  type: 'turn_start';
+  sessionId: string;
+  turnId: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TextDeltaEvent".
+ */
+export interface TextDeltaEvent {
+  type: 'text_delta';
+  sessionId: string;
+  turnId: string;
+  text: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ReasoningDeltaEvent".
+ */
+export interface ReasoningDeltaEvent {
+  type: 'reasoning_delta';
+  sessionId: string;
+  turnId: string;
+  text: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ToolCallEvent".
+ */
+export interface ToolCallEvent {
+  type: 'tool_call';
+  sessionId: string;
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ToolResultEvent".
+ */
+export interface ToolResultEvent {
+  type: 'tool_result';
+  sessionId: string;
+  turnId: string;
+  toolCallId: string;
+  output: string;
+  isError: boolean;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CompactedEvent".
+ */
+export interface CompactedEvent {
+  type: 'compacted';
+  sessionId: string;
+  turnId: string;
+  before: number;
+  after: number;
+  message: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "NoticeEvent".
+ */
+export interface NoticeEvent {
+  type: 'notice';
+  sessionId: string;
+  turnId: string;
+  message: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "QueuedEvent".
+ */
+export interface QueuedEvent {
+  type: 'queued';
+  sessionId: string;
+  turnId: string;
+  position: number;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TurnEndEvent".
+ */
+export interface TurnEndEvent {
+  type: 'turn_end';
+  sessionId: string;
+  turnId: string;
+  status: 'aborted' | 'completed' | 'error';
+  text: string;
+  error?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TodosNotification".
+ */
+export interface TodosNotification {
+  sessionId: string;
+  todos: Todo[];
+  rendered: string;
+  warnings: string[];
+}
+/**
+ * `shiro/saveDocuments` (server -> client request), offered by the VS Code extension.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SaveDocumentsParams".
+ */
+export interface SaveDocumentsParams {
+  uris: string[];
+}
+/**
+ * `shiro/approve` (server -> client) for clients that advertise experimental.shiro.approvals.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ApproveParams".
+ */
+export interface ApproveParams {
+  sessionId: string;
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  title: string;
+  preview?: ApprovePreview | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ApprovePreview".
+ */
+export interface ApprovePreview {
+  path: string;
+  newText: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ApproveResult".
+ */
+export interface ApproveResult {
+  decision: 'allow' | 'always' | 'deny';
+}

@@ -1,0 +1,39 @@
+// Where the language server is: the `shiro.server.path` setting, else `shiro-lsp` in a workspace
+// folder's `.venv`, else on PATH. Pure apart from the `exists` probe it is given.
+
+import * as path from 'path';
+
+export interface ServerLookup {
+  setting: string | undefined;
+  folders: string[];
+  pathEnv: string | undefined;
+  platform: NodeJS.Platform;
+  exists: (file: string) => boolean;
+}
+
+export type ServerFound = { command: string; source: 'setting' | 'venv' | 'path' };
+
+export function findServer(l: ServerLookup): ServerFound | { missing: string } {
+  const exe = l.platform === 'win32' ? 'shiro-lsp.exe' : 'shiro-lsp';
+  const bin = l.platform === 'win32' ? 'Scripts' : 'bin';
+  const setting = l.setting?.trim();
+  if (setting) {
+    return l.exists(setting)
+      ? { command: setting, source: 'setting' }
+      : { missing: `shiro.server.path is set to ${setting}, which does not exist.` };
+  }
+  for (const folder of l.folders) {
+    const candidate = path.join(folder, '.venv', bin, exe);
+    if (l.exists(candidate)) return { command: candidate, source: 'venv' };
+  }
+  const sep = l.platform === 'win32' ? ';' : ':';
+  for (const dir of (l.pathEnv ?? '').split(sep).filter(Boolean)) {
+    const candidate = path.join(dir, exe);
+    if (l.exists(candidate)) return { command: candidate, source: 'path' };
+  }
+  return {
+    missing:
+      'shiro-neko could not find its language server (shiro-lsp). Install it with ' +
+      '`pip install shiro-neko` (or in the workspace .venv), or set shiro.server.path.',
+  };
+}

@@ -1,0 +1,149 @@
+// The panel's own protocol between the extension host and the webview (postMessage), imported by
+// both bundles. The host owns the transcript; the webview only renders it. Discriminated on `t`.
+
+export const PANEL_PROTOCOL_VERSION = 1;
+
+export type RowKind = 'user' | 'assistant' | 'reasoning' | 'tool' | 'notice' | 'error';
+
+export interface AskView {
+  title: string;
+  /** The edit can be shown in a diff editor (the request carried a preview). */
+  hasDiff: boolean;
+  /** "+12 −3" for an edit. */
+  stats?: string;
+  /** The first hunk of the edit, as unified-diff lines. */
+  hunk?: string[];
+  /** Set once answered (or cancelled by the server). */
+  decision?: 'allow' | 'always' | 'deny' | 'cancelled';
+}
+
+export interface ToolView {
+  toolCallId: string;
+  toolName: string;
+  /** One line: what the call does (path, command). */
+  summary: string;
+  input: string;
+  output?: string;
+  isError?: boolean;
+  state: 'running' | 'done' | 'error';
+  ask?: AskView;
+}
+
+export interface Row {
+  id: string;
+  /** Grows by one on every change: lets the webview ask for a resync when it misses one. */
+  rev: number;
+  kind: RowKind;
+  text: string;
+  /** Still receiving deltas. */
+  streaming?: boolean;
+  attachments?: string[];
+  tool?: ToolView;
+}
+
+export interface QueuedPrompt {
+  key: string;
+  text: string;
+}
+
+export interface SlashCommand {
+  name: string;
+  hint: string;
+  description: string;
+}
+
+export type PanelOp =
+  | { op: 'append'; id: string; s: string; rev: number; /** the row's rev before this text */ base: number }
+  | { op: 'upsert'; row: Row }
+  | { op: 'remove'; id: string };
+
+export type HostToWebview =
+  | {
+      t: 'hydrate';
+      sessionId: string | null;
+      title: string;
+      rows: Row[];
+      hasOlder: boolean;
+      queue: QueuedPrompt[];
+      busy: boolean;
+      slash: SlashCommand[];
+      /** Renders started by a resume carry a mark the benchmark reads. */
+      mark?: string;
+    }
+  | { t: 'older'; rows: Row[]; hasOlder: boolean }
+  | { t: 'patch'; seq: number; ops: PanelOp[] }
+  | { t: 'queue'; queue: QueuedPrompt[] }
+  | { t: 'busy'; busy: boolean }
+  | { t: 'history'; prompts: string[] }
+  | { t: 'reply'; rid: number; ok: boolean; result?: unknown; error?: string }
+  | { t: 'command'; name: 'focusInput' | 'insert'; text?: string; attach?: string[] };
+
+export type WebviewRequest =
+  | { m: 'files'; p: { query: string } }
+  | { m: 'openDiff'; p: { toolCallId: string } }
+  | { m: 'openLink'; p: { href: string } }
+  | { m: 'row'; p: { id: string } };
+
+export type WebviewToHost =
+  | { t: 'ready'; v: number }
+  | { t: 'send'; text: string; attachments: string[] }
+  | { t: 'slash'; name: string; arg: string }
+  | { t: 'abort' }
+  | { t: 'unqueue'; key: string }
+  | { t: 'approve'; toolCallId: string; decision: 'allow' | 'always' | 'deny' }
+  | { t: 'loadOlder'; beforeId: string }
+  | { t: 'rendered'; mark: string; ms: number; rows: number }
+  | ({ t: 'req'; rid: number } & WebviewRequest);
+
+/** Every slash command the panel completes; each runs the palette command of the same name. */
+export const SLASH_COMMANDS: SlashCommand[] = [
+  { name: 'compact', hint: '[focus]', description: 'Summarise the conversation to free context' },
+  { name: 'notes', hint: '', description: 'Show project memory' },
+  { name: 'todos', hint: '', description: 'Show the task list' },
+  { name: 'sessions', hint: '', description: 'Pick a session to resume' },
+  { name: 'resume', hint: '[id]', description: 'Resume a session (the newest without an id)' },
+  { name: 'save', hint: '', description: 'Save the session now' },
+  { name: 'memory', hint: '', description: 'Compact the project memory' },
+  { name: 'new', hint: '', description: 'Start a new chat' },
+  { name: 'stm', hint: '[clear]', description: 'Show (or clear) the short-term memory the next turn is told' },
+  { name: 'mcp', hint: '', description: 'Show the MCP servers and their tools' },
+];
+
+/** The host treats every webview message as untrusted: this checks its shape. */
+export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const m = raw as Record<string, unknown>;
+  const str = (k: string) => typeof m[k] === 'string';
+  switch (m.t) {
+    case 'ready':
+      return typeof m.v === 'number' ? (m as unknown as WebviewToHost) : null;
+    case 'send':
+      return str('text') && Array.isArray(m.attachments) && m.attachments.every((a) => typeof a === 'string')
+        ? (m as unknown as WebviewToHost) : null;
+    case 'slash':
+      return str('name') && str('arg') ? (m as unknown as WebviewToHost) : null;
+    case 'abort':
+      return { t: 'abort' };
+    case 'unqueue':
+      return str('key') ? (m as unknown as WebviewToHost) : null;
+    case 'approve':
+      return str('toolCallId') && (m.decision === 'allow' || m.decision === 'always' || m.decision === 'deny')
+        ? (m as unknown as WebviewToHost) : null;
+    case 'loadOlder':
+      return str('beforeId') ? (m as unknown as WebviewToHost) : null;
+    case 'rendered':
+      return str('mark') && typeof m.ms === 'number' ? (m as unknown as WebviewToHost) : null;
+    case 'req': {
+      if (typeof m.rid !== 'number' || !m.p || typeof m.p !== 'object') return null;
+      const p = m.p as Record<string, unknown>;
+      const ok =
+        (m.m === 'files' && typeof p.query === 'string') ||
+        (m.m === 'openDiff' && typeof p.toolCallId === 'string') ||
+        (m.m === 'openLink' && typeof p.href === 'string') ||
+        (m.m === 'row' && typeof p.id === 'string');
+      return ok ? (m as unknown as WebviewToHost) : null;
+    }
+    default:
+      return null;
+  }
+}

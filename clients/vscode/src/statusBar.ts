@@ -1,0 +1,49 @@
+// The context gauge in the status bar; clicking it runs /compact. At most two updates a second.
+
+import * as vscode from 'vscode';
+import { gaugeView } from './gauge';
+import type { StatusPayload } from './wire';
+
+export class StatusGauge implements vscode.Disposable {
+  readonly item: vscode.StatusBarItem;
+  private last: StatusPayload | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private shownAt = 0;
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem('shiroNeko.context', vscode.StatusBarAlignment.Right, 100);
+    this.item.name = 'Shiro Neko context';
+    this.item.command = 'shiroNeko.compact';
+    this.item.text = '$(dashboard) shiro';
+    this.item.tooltip = 'shiro-neko: starting';
+    this.item.show();
+  }
+
+  update(status: StatusPayload): void {
+    this.last = status;
+    const wait = 500 - (Date.now() - this.shownAt);
+    if (wait <= 0) this.render();
+    else this.timer ??= setTimeout(() => this.render(), wait);
+  }
+
+  private render(): void {
+    this.timer = undefined;
+    if (!this.last) return;
+    this.shownAt = Date.now();
+    const v = gaugeView(this.last);
+    this.item.text = v.text;
+    const tip = new vscode.MarkdownString(v.tooltip);
+    tip.supportThemeIcons = true;
+    this.item.tooltip = tip;
+    this.item.accessibilityInformation = { label: v.accessibility };
+    this.item.backgroundColor =
+      v.background === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground')
+      : v.background === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground')
+      : undefined;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.item.dispose();
+  }
+}

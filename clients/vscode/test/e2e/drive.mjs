@@ -1,0 +1,308 @@
+// Drives code-server (real VS Code in headless Chromium) through playwright-core, as a user would:
+// clicks, keys and the command palette. Started by tests/clients/test_vscode.py and
+// bench/vscode_panel.py, which own code-server, the fake provider and the assertions.
+// Usage: node drive.mjs CONFIG.json   (writes CONFIG.out, the JSON result, when done)
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const out = { steps: [], shots: {}, errors: [], console: [] };
+const T = config.timeoutMs ?? 60000;
+const t0 = Date.now();
+const step = (name, extra = {}) => {
+  out.steps.push({ name, atMs: Date.now() - t0, ...extra });
+  console.error(`[drive ${((Date.now() - t0) / 1000).toFixed(1)}s] ${name}`);
+};
+mkdirSync(config.shots, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: config.chromium ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+const page = await context.newPage();
+page.on('console', (m) => {
+  if (m.type() === 'error' || /Content Security Policy|Refused to/.test(m.text())) out.console.push(`[${m.type()}] ${m.text()}`.slice(0, 500));
+});
+
+async function workbench() {
+  await page.goto(config.url, { waitUntil: 'domcontentloaded', timeout: T });
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: T });
+}
+
+async function shot(name, what) {
+  const path = join(config.shots, `${name}.png`);
+  await page.screenshot({ path });
+  out.shots[name] = { path, what };
+  step(`screenshot ${name}`);
+}
+
+/** The chat webview's inner frame, found by its <title>. */
+async function panelFrame(timeout = T) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      try {
+        if ((await f.title()) === 'Shiro Neko chat' && (await f.$('#input'))) return f;
+      } catch { /* detached while looking */ }
+    }
+    await page.waitForTimeout(200);
+  }
+  throw new Error('the chat panel did not appear');
+}
+
+async function openPanel() {
+  const icon = page.locator('.activitybar [aria-label^="Shiro Neko"]').first();
+  await icon.waitFor({ timeout: T });
+  const shown = async () => page.evaluate(() => {
+    const bar = document.querySelector('.part.sidebar');
+    return !!bar && bar.offsetWidth > 0 && /shiro neko/i.test(bar.querySelector('.title-label')?.textContent ?? '');
+  });
+  if (!(await shown())) await icon.click();
+  let frame;
+  try {
+    frame = await panelFrame(15000);
+  } catch {
+    await palette('Shiro Neko: Focus Chat'); // the restored layout may have hidden it
+    frame = await panelFrame();
+  }
+  await widenSidebar();
+  step('panel open');
+  return frame;
+}
+
+/** A chat panel is read at 500 px or so, not the default 300: drag the sidebar's sash. */
+async function widenSidebar(width = 560) {
+  const box = await page.locator('.part.sidebar').boundingBox();
+  if (!box || box.width >= width - 10) return;
+  const x = box.x + box.width + 1, y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + width, y, { steps: 8 });
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
+
+async function palette(text) {
+  await page.keyboard.press('Escape');
+  await page.locator('.part.statusbar').click({ position: { x: 5, y: 5 } }).catch(() => {});
+  await page.keyboard.press('F1');
+  const box = page.locator('.quick-input-widget input');
+  await box.waitFor({ timeout: T });
+  await box.fill(`>${text}`);
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${text}"]`).first();
+  await row.waitFor({ timeout: T });
+  await row.click();
+  step(`palette: ${text}`);
+}
+
+async function send(frame, text) {
+  const input = frame.locator('#input');
+  await input.click();
+  await input.fill(text);
+  await input.press('Enter');
+  step(`sent: ${text.slice(0, 40)}`);
+}
+
+const rowsText = (frame) => frame.$$eval('#rows .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
+
+async function statusText() {
+  return page.$eval('.part.statusbar', (el) => {
+    const item = [...el.querySelectorAll('[aria-label^="shiro-neko context"]')][0];
+    return { gauge: item ? item.innerText : null, aria: item ? item.getAttribute('aria-label') : null,
+      background: item ? getComputedStyle(item.closest('.statusbar-item') ?? item).backgroundColor : null };
+  });
+}
+
+async function tasksPane() {
+  const header = page.locator('.pane-header[aria-label^="Tasks"]').first();
+  await header.waitFor({ timeout: T });
+  if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+  await page.waitForSelector('.pane-body [role="treeitem"]', { timeout: T });
+  return page.$eval('.pane-header[aria-label^="Tasks"]', (h) => {
+    const pane = h.closest('.pane');
+    return {
+      description: pane.querySelector('.pane-header .description')?.textContent ?? '',
+      items: [...pane.querySelectorAll('[role="treeitem"]')].map((i) => i.innerText.replace(/\s+/g, ' ').trim()),
+      badge: document.querySelector('.activitybar [aria-label^="Shiro Neko"]')?.closest('.action-item')?.querySelector('.badge-content')?.textContent ?? '',
+    };
+  });
+}
+
+/** Share of pixels that differ between two screenshots (0..1), computed in a blank page's canvas. */
+async function pixelDiff(a, b) {
+  const p = await context.newPage();
+  const data = (f) => `data:image/png;base64,${readFileSync(f).toString('base64')}`;
+  const ratio = await p.evaluate(async ([x, y]) => {
+    const load = (src) => new Promise((ok, bad) => { const i = new Image(); i.onload = () => ok(i); i.onerror = bad; i.src = src; });
+    const [i1, i2] = await Promise.all([load(x), load(y)]);
+    const w = Math.min(i1.width, i2.width), h = Math.min(i1.height, i2.height);
+    const px = (img) => { const c = new OffscreenCanvas(w, h); const g = c.getContext('2d'); g.drawImage(img, 0, 0); return g.getImageData(0, 0, w, h).data; };
+    const d1 = px(i1), d2 = px(i2);
+    let diff = 0;
+    for (let i = 0; i < d1.length; i += 4) if (Math.abs(d1[i] - d2[i]) + Math.abs(d1[i + 1] - d2[i + 1]) + Math.abs(d1[i + 2] - d2[i + 2]) > 24) diff++;
+    return diff / (w * h);
+  }, [data(a), data(b)]);
+  await p.close();
+  return ratio;
+}
+
+/** Preferences: Color Theme, as a user picks one. */
+async function theme(label, cls) {
+  await palette('Preferences: Color Theme');
+  const box = page.locator('.quick-input-widget input');
+  await box.fill(label);
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`).first();
+  await row.waitFor({ timeout: T });
+  await row.click();
+  await page.waitForFunction((c) => document.querySelector('.monaco-workbench')?.classList.contains(c), cls, { timeout: T });
+  await page.waitForTimeout(1200);
+}
+
+// -- scenarios ----------------------------------------------------------------------------------
+async function mainScenario() {
+  await workbench();
+  await page.waitForTimeout(1500);
+  await shot('00-blank-workbench', 'the workbench before the extension panel is opened (the blank reference)');
+  let frame = await openPanel();
+  out.gaugeAtStart = await statusText();
+
+  // 1. A streamed answer with markdown and code, then a todo list, then an edit that needs approval.
+  await send(frame, config.prompt);
+  await frame.waitForSelector('#rows .row.assistant.streaming .md-block', { timeout: T });
+  await frame.waitForFunction(() => (document.querySelector('#rows .row.assistant')?.innerText.length ?? 0) > 150, null, { timeout: T });
+  out.midStream = await frame.$eval('#rows .row.assistant', (r) => ({ streaming: r.classList.contains('streaming'), chars: r.innerText.length }));
+  await shot('01-dark-mid-stream', 'dark theme: the answer streaming in the chat panel (markdown, code block with copy button), the stop button and "Working…"');
+
+  await frame.waitForSelector('#rows .tool.asking', { timeout: T });
+  out.askCard = await frame.$eval('#rows .tool.asking', (c) => c.innerText);
+  await shot('02-approval-card', 'an edit waiting for approval: the tool card with its first hunk and Allow / Always allow / Deny / Show diff');
+  await frame.locator('#rows .tool.asking button', { hasText: 'Show diff' }).click();
+  await page.waitForSelector('.monaco-diff-editor', { timeout: T });
+  await page.waitForTimeout(800);
+  out.diffTab = await page.$$eval('.tabs-container .tab', (tabs) => tabs.map((t) => t.getAttribute('aria-label') ?? t.innerText));
+  await shot('03-approval-diff', "the approval with VS Code's diff editor open: the file as it is against the file as the edit would leave it");
+  await frame.locator('#rows .tool.asking button', { hasText: 'Allow' }).first().click();
+  step('allowed from the panel');
+  await frame.waitForFunction(() => !document.querySelector('#rows .tool.asking'), null, { timeout: T });
+  await frame.waitForFunction((t) => document.querySelector('#rows')?.innerText.includes(t), config.finalText, { timeout: T });
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true, null, { timeout: T });
+  out.diffClosed = !(await page.$('.monaco-diff-editor'));
+  step('turn finished');
+
+  // The composer, keyboard only: `/` completes commands, `@` picks a file, Up/Down walk history.
+  const input = frame.locator('#input');
+  await input.click();
+  await input.pressSequentially('/co');
+  await frame.waitForSelector('#popup:not([hidden]) .option', { timeout: T });
+  out.slashOptions = await frame.$$eval('#popup .option-label', (o) => o.map((e) => e.textContent));
+  await input.press('Escape');
+  await input.fill('');
+  await input.pressSequentially('look at @hel');
+  await frame.waitForFunction(() => [...document.querySelectorAll('#popup .option-detail')].some((e) => e.textContent === 'hello.py'), null, { timeout: T });
+  await shot('09-file-picker', 'the @ file picker open over the composer (keyboard: Up/Down, Enter)');
+  await input.press('ArrowDown');
+  await input.press('ArrowUp');
+  await input.press('Enter');
+  out.chips = await frame.$$eval('#chips .chip', (c) => c.map((e) => e.textContent));
+  out.afterPick = await input.inputValue();
+  await frame.locator('#chips .chip-remove').first().click();
+  await input.fill('my draft');
+  await input.press('ArrowUp');
+  out.historyUp = await input.inputValue();
+  await input.press('ArrowDown');
+  out.historyDown = await input.inputValue();
+  await input.fill('');
+  step('composer checked');
+
+  out.tasks = await tasksPane();
+  await page.waitForTimeout(600);
+  out.gauge = await statusText();
+  await shot('04-task-tree', 'the Tasks view under the chat: one icon per state, the blocked note, the progress line as its description; the context gauge in the status bar');
+
+  // 3. Light theme.
+  await theme('Light Modern', 'vs');
+  await shot('05-light-theme', 'light theme: the same conversation, tool cards and tasks follow the theme colours');
+  await theme('Dark High Contrast', 'hc-black');
+  await shot('06-high-contrast', 'high contrast dark: borders on cards, bubbles and code');
+  await theme('Dark Modern', 'vs-dark');
+
+  // 4. Reload the window: the session comes back.
+  out.before = await rowsText(frame);
+  await page.reload({ waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: T });
+  frame = await openPanel();
+  await frame.waitForFunction((t) => document.querySelector('#rows')?.innerText.includes(t), config.prompt.slice(0, 30), { timeout: T });
+  await page.waitForTimeout(800);
+  out.after = await rowsText(frame);
+  out.tasksAfterReload = await tasksPane();
+  await shot('07-resumed-after-reload', 'after a window reload: the newest session is resumed and rendered with its task list');
+  out.resumedRender = await frame.evaluate(() => document.body.dataset.lastRender ?? '');
+  out.stats = await frame.evaluate(() => window.__shiro);
+
+  // 5. /compact from the palette.
+  await palette('Shiro Neko: Compact Conversation');
+  await frame.waitForFunction(() => document.querySelector('#rows')?.innerText.includes('Compacted:'), null, { timeout: T });
+  await page.waitForTimeout(700);
+  out.afterCompact = await statusText();
+  await shot('08-compacted-from-palette', '/compact run from the command palette: the notice and the summary in the panel, the gauge back down');
+
+  const blank = out.shots['00-blank-workbench'].path;
+  for (const [name, s] of Object.entries(out.shots)) if (name !== '00-blank-workbench') s.diffFromBlank = await pixelDiff(blank, s.path);
+}
+
+async function streamBench() {
+  await workbench();
+  const frame = await openPanel();
+  await frame.waitForFunction(() => document.body.dataset.session, null, { timeout: T });
+  await send(frame, config.prompt);
+  const sentAt = Date.now();
+  await frame.waitForSelector('#rows .row.assistant', { timeout: T });
+  const firstAt = Date.now();
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && document.querySelector('#rows .row.assistant:not(.streaming)'), null, { timeout: 10 * T, polling: 100 });
+  const doneAt = Date.now();
+  // Responsiveness while it streamed: the page must answer input between frames.
+  out.stream = {
+    firstRowMs: firstAt - sentAt,
+    totalMs: doneAt - sentAt,
+    text: await frame.$eval('#rows .row.assistant', (r) => r.querySelector('.md').innerText),
+    rawLength: await frame.evaluate(() => window.__shiro.chars),
+    stats: await frame.evaluate(() => window.__shiro),
+  };
+  step('streamed');
+}
+
+async function resumeBench() {
+  await workbench();
+  const frame = await openPanel();
+  await frame.waitForFunction(() => document.body.dataset.lastRender, null, { timeout: 3 * T });
+  out.resume = {
+    lastRender: await frame.evaluate(() => document.body.dataset.lastRender),
+    rows: await frame.$$eval('#rows .row', (r) => r.length),
+    hasOlder: await frame.$eval('#older', (o) => !o.hidden),
+    nodes: await frame.evaluate(() => document.getElementsByTagName('*').length),
+  };
+  step('resumed');
+}
+
+try {
+  if (config.scenario === 'main') await mainScenario();
+  else if (config.scenario === 'stream') await streamBench();
+  else if (config.scenario === 'resume') await resumeBench();
+  else throw new Error(`unknown scenario ${config.scenario}`);
+  out.ok = true;
+} catch (err) {
+  out.ok = false;
+  out.errors.push(String(err?.stack ?? err));
+  try {
+    await page.screenshot({ path: join(config.shots, 'failure.png') });
+    out.failureShot = join(config.shots, 'failure.png');
+  } catch { /* the page may be gone */ }
+} finally {
+  writeFileSync(config.out, JSON.stringify(out, null, 1));
+  await browser.close();
+}
+process.exit(out.ok ? 0 : 1);

@@ -1,0 +1,562 @@
+// The chat webview: renders what the host sends, and sends back what the user does. It never
+// talks to the server. Patches are queued and applied once per animation frame.
+
+import type { HostToWebview, PanelOp, QueuedPrompt, Row, SlashCommand, WebviewRequest, WebviewToHost } from '../src/shared/messages';
+import { PANEL_PROTOCOL_VERSION } from '../src/shared/messages';
+import { filterSlash, HistoryWalk, isImeEnter, mentionToken, onFirstLine, onLastLine, slashToken, Token } from './composerLogic';
+import { renderRow, RowActions, RowEntry } from './rows';
+
+interface VsCodeApi {
+  postMessage(msg: WebviewToHost): void;
+  getState(): SavedState | undefined;
+  setState(s: SavedState): void;
+}
+interface SavedState {
+  draft: string;
+  attachments: string[];
+  expanded: string[];
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const saved: SavedState = { draft: '', attachments: [], expanded: [], ...(vscode.getState() ?? {}) };
+const expanded = new Set(saved.expanded);
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const transcript = $<HTMLDivElement>('transcript');
+const rowsEl = $<HTMLDivElement>('rows');
+const emptyEl = $<HTMLDivElement>('empty');
+const olderEl = $<HTMLDivElement>('older');
+const input = $<HTMLTextAreaElement>('input');
+const popup = $<HTMLDivElement>('popup');
+const queueEl = $<HTMLDivElement>('queue');
+const chipsEl = $<HTMLDivElement>('chips');
+const sendBtn = $<HTMLButtonElement>('send');
+const stopBtn = $<HTMLButtonElement>('stop');
+const busyEl = $<HTMLSpanElement>('busy');
+const jumpBtn = $<HTMLButtonElement>('jump');
+const announceEl = $<HTMLDivElement>('announce');
+
+/** Figures the benchmark and the end-to-end test read from the page. */
+const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '' };
+(window as unknown as { __shiro: typeof stats }).__shiro = stats;
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      stats.longTasks += 1;
+      stats.maxLongTaskMs = Math.max(stats.maxLongTaskMs, e.duration);
+    }
+  }).observe({ type: 'longtask', buffered: false });
+} catch {
+  /* longtask timing is optional */
+}
+
+const entries = new Map<string, RowEntry>();
+let busy = false;
+let hasOlder = false;
+let slash: SlashCommand[] = [];
+let attachments: string[] = [...saved.attachments];
+let follow = true;
+const history = new HistoryWalk();
+
+function save(): void {
+  vscode.setState({ draft: input.value, attachments, expanded: [...expanded] });
+}
+
+function post(msg: WebviewToHost): void {
+  vscode.postMessage(msg);
+}
+
+// -- requests answered by the host ----------------------------------------------------------
+let rid = 0;
+const waiting = new Map<number, (r: { ok: boolean; result?: unknown; error?: string }) => void>();
+function request<T>(req: WebviewRequest): Promise<T> {
+  rid += 1;
+  const id = rid;
+  post({ t: 'req', rid: id, ...req } as WebviewToHost);
+  return new Promise<T>((resolve, reject) => {
+    waiting.set(id, (r) => (r.ok ? resolve(r.result as T) : reject(new Error(r.error))));
+  });
+}
+
+const actions: RowActions = {
+  approve: (toolCallId, decision) => post({ t: 'approve', toolCallId, decision }),
+  openDiff: (toolCallId) => void request({ m: 'openDiff', p: { toolCallId } }),
+  copy: (text) => void navigator.clipboard?.writeText(text).catch(() => undefined),
+  expanded: (id) => expanded.has(id),
+  setExpanded: (id, open) => {
+    if (open) expanded.add(id);
+    else expanded.delete(id);
+    save();
+  },
+};
+
+function announce(text: string): void {
+  announceEl.textContent = '';
+  requestAnimationFrame(() => (announceEl.textContent = text));
+}
+
+// -- rows -----------------------------------------------------------------------------------
+function upsert(row: Row, before?: Element | null): void {
+  const entry = entries.get(row.id);
+  if (entry) {
+    const wasAsking = !!entry.row.tool?.ask && !entry.row.tool.ask.decision;
+    entry.row = row;
+    renderRow(entry, actions);
+    const asking = !!row.tool?.ask && !row.tool.ask.decision;
+    if (asking && !wasAsking) announce(`Approval needed: ${row.tool!.ask!.title}`);
+    return;
+  }
+  const created: RowEntry = { row, el: document.createElement('div') };
+  entries.set(row.id, created);
+  renderRow(created, actions);
+  if (before) rowsEl.insertBefore(created.el, before);
+  else rowsEl.appendChild(created.el);
+  if (row.tool?.ask && !row.tool.ask.decision) announce(`Approval needed: ${row.tool.ask.title}`);
+}
+
+function remove(id: string): void {
+  entries.get(id)?.el.remove();
+  entries.delete(id);
+}
+
+function updateEmpty(): void {
+  emptyEl.hidden = entries.size > 0;
+  olderEl.hidden = !hasOlder;
+}
+
+let queued: PanelOp[] = [];
+let frame = 0;
+function schedule(): void {
+  if (!frame) frame = requestAnimationFrame(flush);
+}
+
+function flush(): void {
+  frame = 0;
+  const t0 = performance.now();
+  const ops = queued;
+  queued = [];
+  const grown = new Set<RowEntry>();
+  for (const op of ops) {
+    if (op.op === 'append') {
+      const entry = entries.get(op.id);
+      if (!entry || entry.row.rev !== op.base) {
+        // A gap: the host is the authority, ask it for the whole row.
+        stats.resyncs += 1;
+        void request<Row | null>({ m: 'row', p: { id: op.id } }).then((row) => {
+          if (row) {
+            upsert(row);
+            pin();
+          }
+        });
+        continue;
+      }
+      entry.row.text += op.s;
+      entry.row.rev = op.rev;
+      stats.appends += 1;
+      stats.chars += op.s.length;
+      grown.add(entry);
+    } else if (op.op === 'upsert') {
+      grown.delete(entries.get(op.row.id)!);
+      upsert(op.row);
+    } else {
+      remove(op.id);
+    }
+  }
+  for (const entry of grown) entry.md?.set(entry.row.text);
+  updateEmpty();
+  pin();
+  stats.frames += 1;
+  stats.maxFrameMs = Math.max(stats.maxFrameMs, performance.now() - t0);
+}
+
+// -- follow mode ----------------------------------------------------------------------------
+let pinnedTop = -1;
+function pin(): void {
+  if (!follow) return;
+  transcript.scrollTop = transcript.scrollHeight;
+  pinnedTop = transcript.scrollTop;
+}
+
+// Only the user stops following (wheel, touch, keys, the scrollbar); reaching the bottom again
+// re-arms it. Layout shifts and our own pinning never turn it off.
+const atBottom = () => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+const userScrolled = () => {
+  requestAnimationFrame(() => {
+    follow = atBottom();
+    jumpBtn.hidden = follow;
+  });
+};
+transcript.addEventListener('wheel', (e) => (e.deltaY < 0 ? userScrolled() : undefined), { passive: true });
+transcript.addEventListener('touchmove', userScrolled, { passive: true });
+transcript.addEventListener('keydown', (e) => {
+  if (['PageUp', 'Home', 'ArrowUp'].includes(e.key)) userScrolled();
+});
+transcript.addEventListener('mousedown', (e) => {
+  if (e.target === transcript) userScrolled(); // the scrollbar
+});
+transcript.addEventListener('scroll', () => {
+  if (Math.abs(transcript.scrollTop - pinnedTop) < 2) return; // our own scroll
+  if (!follow && atBottom()) {
+    follow = true;
+    jumpBtn.hidden = true;
+  }
+});
+jumpBtn.addEventListener('click', () => {
+  follow = true;
+  jumpBtn.hidden = true;
+  pin();
+  input.focus();
+});
+
+// Older messages page in when the top comes into view; the scroll position stays where it was.
+const loadOlder = () => {
+  const first = rowsEl.firstElementChild as HTMLElement | null;
+  if (hasOlder && first?.dataset.id) post({ t: 'loadOlder', beforeId: first.dataset.id });
+};
+$<HTMLButtonElement>('load-older').addEventListener('click', loadOlder);
+new IntersectionObserver((seen) => {
+  if (seen.some((e) => e.isIntersecting)) loadOlder();
+}, { root: transcript }).observe(olderEl);
+
+// Keyboard: arrows move between messages in the transcript.
+transcript.addEventListener('keydown', (e) => {
+  if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+  if ((e.target as HTMLElement).closest('pre, textarea')) return;
+  const rows = [...rowsEl.children] as HTMLElement[];
+  const current = (document.activeElement as HTMLElement)?.closest('.row') as HTMLElement | null;
+  let i = current ? rows.indexOf(current) : rows.length;
+  i = e.key === 'ArrowUp' ? Math.max(0, i - 1) : Math.min(rows.length - 1, i + 1);
+  rows[i]?.focus();
+  e.preventDefault();
+});
+
+transcript.addEventListener('click', (e) => {
+  const a = (e.target as HTMLElement).closest('a');
+  if (a) {
+    e.preventDefault();
+    const href = a.getAttribute('href');
+    if (href) void request({ m: 'openLink', p: { href } });
+  }
+});
+
+// -- composer -------------------------------------------------------------------------------
+function setBusy(value: boolean): void {
+  busy = value;
+  busyEl.hidden = !busy;
+  stopBtn.hidden = !busy;
+  document.body.classList.toggle('busy', busy);
+}
+
+function renderQueue(queue: QueuedPrompt[]): void {
+  queueEl.replaceChildren(
+    ...queue.map((q, i) => {
+      const chip = document.createElement('div');
+      chip.className = 'queued';
+      chip.setAttribute('role', 'listitem');
+      const label = document.createElement('span');
+      label.className = 'queued-text';
+      label.textContent = `${i + 1}. ${q.text}`;
+      const x = document.createElement('button');
+      x.type = 'button';
+      x.className = 'icon-button';
+      x.title = 'Remove from the queue';
+      x.setAttribute('aria-label', `Remove queued prompt ${i + 1}`);
+      x.innerHTML = '<span class="codicon codicon-close" aria-hidden="true"></span>';
+      x.addEventListener('click', () => post({ t: 'unqueue', key: q.key }));
+      const clock = document.createElement('span');
+      clock.className = 'codicon codicon-clock';
+      chip.append(clock, label, x);
+      return chip;
+    }),
+  );
+}
+
+function renderChips(): void {
+  chipsEl.replaceChildren(
+    ...attachments.map((path) => {
+      const chip = document.createElement('span');
+      chip.className = 'chip';
+      chip.setAttribute('role', 'listitem');
+      chip.innerHTML = '<span class="codicon codicon-file" aria-hidden="true"></span>';
+      chip.appendChild(document.createTextNode(path));
+      const x = document.createElement('button');
+      x.type = 'button';
+      x.className = 'chip-remove';
+      x.setAttribute('aria-label', `Detach ${path}`);
+      x.innerHTML = '<span class="codicon codicon-close" aria-hidden="true"></span>';
+      x.addEventListener('click', () => {
+        attachments = attachments.filter((a) => a !== path);
+        renderChips();
+        save();
+      });
+      chip.appendChild(x);
+      return chip;
+    }),
+  );
+}
+
+function autosize(): void {
+  input.style.height = 'auto';
+  input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+}
+
+interface Option {
+  label: string;
+  detail: string;
+  apply: () => void;
+}
+let options: Option[] = [];
+let active = 0;
+let token: Token | null = null;
+let popupKind: 'files' | 'slash' | null = null;
+let filesTimer: ReturnType<typeof setTimeout> | undefined;
+let filesAsked = 0;
+
+function closePopup(): void {
+  popup.hidden = true;
+  popupKind = null;
+  options = [];
+  input.setAttribute('aria-expanded', 'false');
+  input.removeAttribute('aria-activedescendant');
+}
+
+function showOptions(kind: 'files' | 'slash', list: Option[]): void {
+  options = list;
+  popupKind = kind;
+  active = Math.min(active, Math.max(0, list.length - 1));
+  if (!list.length) {
+    popup.hidden = false;
+    popup.replaceChildren(Object.assign(document.createElement('div'), { className: 'option empty-option', textContent: kind === 'files' ? 'No matching files' : 'No matching commands' }));
+    input.setAttribute('aria-expanded', 'true');
+    return;
+  }
+  popup.replaceChildren(
+    ...list.map((o, i) => {
+      const el = document.createElement('div');
+      el.className = `option${i === active ? ' active' : ''}`;
+      el.id = `opt-${i}`;
+      el.setAttribute('role', 'option');
+      el.setAttribute('aria-selected', String(i === active));
+      const icon = document.createElement('span');
+      icon.className = `codicon codicon-${kind === 'files' ? 'file' : 'symbol-event'}`;
+      const label = document.createElement('span');
+      label.className = 'option-label';
+      label.textContent = o.label;
+      const detail = document.createElement('span');
+      detail.className = 'option-detail';
+      detail.textContent = o.detail;
+      el.append(icon, label, detail);
+      el.addEventListener('mousedown', (e) => {
+        e.preventDefault();
+        o.apply();
+      });
+      return el;
+    }),
+  );
+  popup.hidden = false;
+  input.setAttribute('aria-expanded', 'true');
+  input.setAttribute('aria-activedescendant', `opt-${active}`);
+  popup.querySelector('.active')?.scrollIntoView({ block: 'nearest' });
+}
+
+function replaceToken(t: Token, text: string): void {
+  input.value = input.value.slice(0, t.start) + text + input.value.slice(t.end);
+  const caret = t.start + text.length;
+  input.setSelectionRange(caret, caret);
+  autosize();
+  save();
+}
+
+function updatePopup(): void {
+  const caret = input.selectionStart ?? input.value.length;
+  const s = slashToken(input.value, caret);
+  if (s) {
+    token = s;
+    showOptions('slash', filterSlash(slash, s.query).map((c) => ({
+      label: `/${c.name}${c.hint ? ' ' + c.hint : ''}`,
+      detail: c.description,
+      apply: () => {
+        replaceToken(s, `/${c.name}${c.hint ? ' ' : ''}`);
+        closePopup();
+        if (!c.hint) submit();
+      },
+    })));
+    return;
+  }
+  const m = mentionToken(input.value, caret);
+  if (!m) {
+    closePopup();
+    return;
+  }
+  token = m;
+  clearTimeout(filesTimer);
+  filesTimer = setTimeout(() => {
+    const asked = ++filesAsked;
+    void request<string[]>({ m: 'files', p: { query: m.query } }).then((files) => {
+      if (asked !== filesAsked || !token || token.start !== m.start) return; // a newer question won
+      showOptions('files', files.map((path) => ({
+        label: path.slice(path.lastIndexOf('/') + 1),
+        detail: path,
+        apply: () => {
+          replaceToken(token ?? m, `@${path} `);
+          if (!attachments.includes(path)) attachments.push(path);
+          renderChips();
+          save();
+          closePopup();
+        },
+      })));
+    });
+  }, 80);
+}
+
+function submit(): void {
+  const text = input.value.trim();
+  if (!text) return;
+  post({ t: 'send', text, attachments: [...attachments] });
+  input.value = '';
+  attachments = [];
+  renderChips();
+  history.reset();
+  autosize();
+  closePopup();
+  save();
+  follow = true;
+  jumpBtn.hidden = true;
+  pin();
+}
+
+input.addEventListener('keydown', (e) => {
+  if (isImeEnter(e)) return;
+  if (!popup.hidden && options.length && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
+    active = (active + (e.key === 'ArrowDown' ? 1 : options.length - 1)) % options.length;
+    showOptions(popupKind!, options);
+    e.preventDefault();
+    return;
+  }
+  if (!popup.hidden && options.length && (e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey) {
+    options[active].apply();
+    e.preventDefault();
+    return;
+  }
+  if (e.key === 'Escape') {
+    if (!popup.hidden) closePopup();
+    else if (busy || queueEl.childElementCount) post({ t: 'abort' });
+    e.preventDefault();
+    return;
+  }
+  if (e.key === 'Enter' && !e.shiftKey) {
+    e.preventDefault();
+    submit();
+    return;
+  }
+  const caret = input.selectionStart ?? 0;
+  if (e.key === 'ArrowUp' && onFirstLine(input.value, caret) && input.selectionEnd === caret) {
+    const prev = history.up(input.value);
+    if (prev !== null) {
+      input.value = prev;
+      autosize();
+      e.preventDefault();
+    }
+  } else if (e.key === 'ArrowDown' && onLastLine(input.value, caret) && history.walking) {
+    const next = history.down();
+    if (next !== null) {
+      input.value = next;
+      input.setSelectionRange(next.length, next.length);
+      autosize();
+      e.preventDefault();
+    }
+  }
+});
+input.addEventListener('input', () => {
+  autosize();
+  save();
+  updatePopup();
+});
+input.addEventListener('click', updatePopup);
+input.addEventListener('blur', () => setTimeout(closePopup, 150));
+sendBtn.addEventListener('click', submit);
+stopBtn.addEventListener('click', () => post({ t: 'abort' }));
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && document.activeElement !== input && busy) post({ t: 'abort' });
+});
+
+// -- messages from the host -----------------------------------------------------------------
+window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
+  const msg = event.data;
+  switch (msg.t) {
+    case 'hydrate': {
+      const t0 = performance.now();
+      queued = [];
+      entries.clear();
+      rowsEl.replaceChildren();
+      hasOlder = msg.hasOlder;
+      slash = msg.slash;
+      for (const row of msg.rows) upsert(row);
+      renderQueue(msg.queue);
+      setBusy(msg.busy);
+      updateEmpty();
+      follow = true;
+      pin();
+      document.body.dataset.session = msg.sessionId ?? '';
+      if (msg.mark) {
+        // Rendered = laid out and painted: measured after the next frame.
+        requestAnimationFrame(() => setTimeout(() => {
+          const ms = performance.now() - t0;
+          // The mark is "resume:<host Date.now() when the resume was sent>": same clock, same machine.
+          const sentAt = Number(msg.mark!.split(':')[1]);
+          const total = Number.isFinite(sentAt) ? Date.now() - sentAt : NaN;
+          stats.lastRender = `${msg.mark}:${ms.toFixed(1)}:${msg.rows.length}:${total}`;
+          document.body.dataset.lastRender = stats.lastRender;
+          post({ t: 'rendered', mark: msg.mark!, ms, rows: msg.rows.length });
+        }, 0));
+      }
+      return;
+    }
+    case 'older': {
+      const first = rowsEl.firstElementChild;
+      const before = transcript.scrollHeight;
+      hasOlder = msg.hasOlder;
+      for (const row of msg.rows) upsert(row, first);
+      transcript.scrollTop += transcript.scrollHeight - before;
+      updateEmpty();
+      return;
+    }
+    case 'patch':
+      stats.patches += 1;
+      queued.push(...msg.ops);
+      schedule();
+      return;
+    case 'queue':
+      renderQueue(msg.queue);
+      return;
+    case 'busy': {
+      const was = busy;
+      setBusy(msg.busy);
+      if (was && !msg.busy) announce('Reply finished');
+      return;
+    }
+    case 'history':
+      history.setPrompts(msg.prompts);
+      return;
+    case 'reply':
+      waiting.get(msg.rid)?.(msg);
+      waiting.delete(msg.rid);
+      return;
+    case 'command':
+      if (msg.name === 'insert' && msg.text) {
+        const pos = input.selectionStart ?? input.value.length;
+        input.value = input.value.slice(0, pos) + msg.text + input.value.slice(pos);
+        autosize();
+        save();
+      }
+      input.focus();
+      return;
+  }
+});
+
+input.value = saved.draft;
+autosize();
+renderChips();
+updateEmpty();
+post({ t: 'ready', v: PANEL_PROTOCOL_VERSION });

@@ -1,0 +1,69 @@
+"""`shiro/approve`: the approval asked in the client's own UI (PROTOCOL.md "Approvals in the client").
+
+Clients that set `capabilities.experimental.shiro.approvals: true` get this request instead of
+`window/showMessageRequest`. pygls does not cancel a request whose awaiting task is cancelled, so
+this sends the `$/cancelRequest` itself when the turn is aborted or the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+import msgspec
+from lsprotocol import types
+
+from .. import protocol as wire
+from ..agent.events import ApprovalAnswer, ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+
+def offers_client_approvals(experimental: Any) -> bool:
+    raw = wire.plain(experimental)
+    shiro = raw.get("shiro") if isinstance(raw, dict) else None
+    return bool(isinstance(shiro, dict) and shiro.get("approvals"))
+
+
+def approve_params(request: ApprovalRequest) -> wire.ApproveParams:
+    preview = None
+    if request.preview is not None:
+        path, new_text = request.preview
+        preview = wire.ApprovePreview(path=str(path), newText=new_text)
+    return wire.ApproveParams(
+        sessionId=request.session_id,
+        turnId=request.turn_id,
+        toolCallId=request.tool_call_id,
+        toolName=request.tool_name,
+        input=request.input,
+        title=request.summary,
+        preview=preview,
+    )
+
+
+def decision_of(answer: Any) -> ApprovalAnswer:
+    """`{decision}` from the client; anything else (null, an error, a typo) is a deny."""
+    try:
+        return msgspec.convert(wire.plain(answer), wire.ApproveResult).decision
+    except (msgspec.ValidationError, TypeError):
+        return "deny"
+
+
+async def ask_in_client(protocol: Any, request: ApprovalRequest) -> ApprovalAnswer:
+    msg_id = f"approve-{uuid.uuid4()}"
+    params = wire.to_wire(approve_params(request))
+    try:
+        answer = await protocol.send_request_async(wire.APPROVE, params, msg_id=msg_id)
+    except asyncio.CancelledError:
+        protocol._request_futures.pop(msg_id, None)
+        try:
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        except Exception:  # the pipe may be gone already (server stopping)
+            log.debug("could not cancel %s", msg_id, exc_info=True)
+        raise
+    except Exception as exc:  # the client answered with an error: not allowed
+        log.warning("shiro/approve failed: %s", exc)
+        return "deny"
+    return decision_of(answer)
