@@ -45,7 +45,8 @@ ProviderKey = tuple[str, str | None, str]
 
 
 class EditorBridge(Protocol):
-    sink: EventSink
+    @property
+    def sink(self) -> EventSink: ...
 
     def host_for(self, root: Path, session_id: str) -> ToolHost: ...
 

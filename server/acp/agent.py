@@ -155,7 +155,7 @@ class ShiroAcpAgent:
         workspaces = [self._workspace(cwd)] if cwd else (self.service.workspaces.all() or [self._workspace(str(Path.cwd()))])
         rows: list[SessionSummary] = []
         for workspace in workspaces:
-            rows += (await self.service.persistence.list(workspace, LIST_LIMIT)).sessions
+            rows += (await self.service.persistence.list_saved(workspace, LIST_LIMIT)).sessions
         rows.sort(key=lambda r: r.updated_at, reverse=True)
         return schema.ListSessionsResponse(sessions=[
             schema.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title or None, updated_at=r.updated_at)

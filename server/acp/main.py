@@ -72,7 +72,8 @@ async def serve(args: argparse.Namespace) -> None:
     except NotAPipe as exc:
         print(f"shiro acp: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
-    serving = asyncio.ensure_future(acp.run_agent(ShiroAcpAgent(service, bridge), writer, reader))
+    # The SDK's Agent protocol lists every optional method; it dispatches only to those defined.
+    serving = asyncio.ensure_future(acp.run_agent(ShiroAcpAgent(service, bridge), writer, reader))  # type: ignore[arg-type]
     # An editor that stops the agent with SIGTERM gets the same saved ending as a closed pipe.
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, serving.cancel)
     try:

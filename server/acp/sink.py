@@ -18,7 +18,7 @@ from ..agent.events import ApprovalAnswer, ApprovalRequest
 from ..agent.tools.base import Tool
 from ..model.transcript import ToolCallPart, pending_calls
 from . import updates
-from .host import AcpToolHost, Editor
+from .host import AcpToolHost, Diff, Editor
 
 if TYPE_CHECKING:
     from ..agent.session import AgentSession
@@ -90,8 +90,8 @@ class AcpSink:
             call = ToolCallPart(event["toolCallId"], event["toolName"], event.get("input"))
             self._announce(sid, call)
         elif kind == "tool_result":
-            call = self._calls.pop((sid, event["toolCallId"]), None)
-            self.send(sid, updates.tool_call_done(event["toolCallId"], event["output"], bool(event.get("isError")), self._diff(sid, call)))
+            done = self._calls.pop((sid, event["toolCallId"]), None)
+            self.send(sid, updates.tool_call_done(event["toolCallId"], event["output"], bool(event.get("isError")), self._diff(sid, done)))
         elif kind in ("notice", "compacted"):
             self.send(sid, updates.notice_update(event["message"]))
         # turn_start, queued and turn_end have no update of their own: the prompt's answer ends the turn.
@@ -103,7 +103,7 @@ class AcpSink:
         self._calls[(sid, call.tool_call_id)] = call
         self.send(sid, updates.tool_call_start(session.root, self._tools(session).get(call.tool_name), call))
 
-    def _diff(self, sid: str, call: ToolCallPart | None) -> updates.Diff | None:
+    def _diff(self, sid: str, call: ToolCallPart | None) -> Diff | None:
         session = self._session(sid)
         if call is None or session is None or not isinstance(session.deps.host, AcpToolHost):
             return None

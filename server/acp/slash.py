@@ -48,7 +48,7 @@ async def _memory(service: "ShiroService", session: "AgentSession", _: str) -> s
 
 
 async def _sessions(service: "ShiroService", session: "AgentSession", _: str) -> str:
-    rows = (await service.persistence.list(service.workspace_of(session), 15)).sessions
+    rows = (await service.persistence.list_saved(service.workspace_of(session), 15)).sessions
     if not rows:
         return "No saved sessions in this directory yet."
     return "\n".join(f"- `{r.id[:8]}` {r.title or '(untitled)'} ({r.message_count} messages, {r.updated_at})" for r in rows)

@@ -124,8 +124,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
             continue
         settings = session.deps.settings()
         if steps >= settings.maxSteps:
-            message = f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue"
-            state.notice(message)
+            state.notice(f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue")
             return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
         message = await _provider_step(state)

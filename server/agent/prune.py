@@ -25,6 +25,7 @@ from ..model.transcript import (
     TextPart,
     ToolCallPart,
     ToolMessage,
+    ToolResultPart,
     UserMessage,
     estimate_tokens,
     inline_parts,
@@ -316,14 +317,14 @@ class _Work:
         others make one span per chunk and gap between anchors, from the first to the last."""
         self.chunks()
         cut, base, anchors, chunk_of = self.cut, self.base, self.anchors, self._chunk_of
-        groups: list[tuple[object, list[int]]] = []
+        groups: list[tuple[tuple[Any, ...], list[int]]] = []
         a = 0
         for i in range(len(cut)):
             if not (cut[i] or (base[i] and not alive[i])):
                 continue
             while a < len(anchors) and anchors[a][1] <= i:
                 a += 1
-            label: object = ("a", a) if a < len(anchors) and anchors[a][0] <= i else ("c", chunk_of[i], a)
+            label: tuple[Any, ...] = ("a", a) if a < len(anchors) and anchors[a][0] <= i else ("c", chunk_of[i], a)
             if groups and groups[-1][0] == label:
                 groups[-1][1].append(i)
             else:
@@ -331,7 +332,7 @@ class _Work:
         out: list[PrunedSpan] = []
         for label, hit in groups:
             if label[0] == "a":
-                start, end, key = anchors[label[1]]  # type: ignore[index]
+                start, end, key = anchors[label[1]]
             else:
                 start, end = hit[0], hit[-1] + 1
                 key = self.key(start, end) if keys else ""
@@ -446,11 +447,11 @@ def prune_for_wire(
                 continue
             content = messages[i].content
             if role[i] == _ASSISTANT:
-                drop = [j for j in work.kept[i] if isinstance(content[j], ToolCallPart)
-                        and content[j].tool_call_id not in pending]
-                taken.update(content[j].tool_call_id for j in drop)
+                calls = {j: p for j in work.kept[i] if isinstance(p := content[j], ToolCallPart)}
+                drop = [j for j, p in calls.items() if p.tool_call_id not in pending]
+                taken.update(calls[j].tool_call_id for j in drop)
             elif role[i] == _TOOL:
-                drop = [j for j in work.kept[i] if content[j].tool_call_id in taken]
+                drop = [j for j in work.kept[i] if isinstance(p := content[j], ToolResultPart) and p.tool_call_id in taken]
             else:
                 continue
             work.take_out(i, drop, cut=True)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def count_usage(session: "AgentSession", usage: Usage, model: str, side: bool = False) -> None:
     """Add one request's usage to the session's totals (and cost) and, for a side request, apart."""
-    from ..state.pricing import cost_usd  # noqa: PLC0415 - keeps agent start-up light
+    from .provider.pricing import cost_usd  # noqa: PLC0415 - keeps agent start-up light
 
     session.input_tokens += usage.input_tokens
     session.output_tokens += usage.output_tokens
@@ -32,7 +32,7 @@ def side_counter(session: "AgentSession", model: str) -> Callable[[Usage], None]
 
 def side_status(session: "AgentSession", model: str) -> dict[str, Any]:
     """`sideInputTokens`, `sideOutputTokens`, `sideCostUsd` of `shiro/status` (part of the totals)."""
-    from ..state.pricing import cost_usd  # noqa: PLC0415
+    from .provider.pricing import cost_usd  # noqa: PLC0415
 
     apart = session.side_usage
     tokens_in, tokens_out = int(apart.get("inputTokens", 0)), int(apart.get("outputTokens", 0))

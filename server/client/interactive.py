@@ -20,7 +20,7 @@ from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import ANSI, FormattedText
+from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuples
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -254,21 +254,21 @@ class Interactive:
                 future.set_result(None)
 
     # -- prompt pieces --------------------------------------------------------------------
-    def message(self) -> list[tuple[str, str]]:
-        fragments: list[tuple[str, str]] = []
+    def message(self) -> StyleAndTextTuples:
+        fragments: StyleAndTextTuples = []
         app = get_app_or_none()
         if (self.blocks.lines or self.stream.partial) and not (app is not None and app.is_done):  # not frozen into scrollback
             for line in [*self.blocks.lines, self.stream.partial] if self.stream.partial else self.blocks.lines:
                 fragments += [("", line), ("", "\n")]
         # The task panel sits above the input (the seed), the status line below it.
-        for line in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
-            fragments += [(f"class:{s}" if s else "", t) for s, t in line] + [("", "\n")]
+        for row in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
+            fragments += [(f"class:{s}" if s else "", t) for s, t in row] + [("", "\n")]
         if self.approvals:
             return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
         return fragments + [("class:prompt-mark", "› ")]
 
-    def toolbar(self) -> list[tuple[str, str]]:
-        fragments: list[tuple[str, str]] = []
+    def toolbar(self) -> StyleAndTextTuples:
+        fragments: StyleAndTextTuples = []
         status = self.status
         style, gauge = render.gauge(status)
         fragments.append((f"class:{style}", gauge))

@@ -127,7 +127,7 @@ async def _in_daemon_thread(fn: Any, *args: Any) -> Any:
     def work() -> None:
         result = fn(*args)
         try:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(result))
+            loop.call_soon_threadsafe(lambda: None if future.done() else future.set_result(result))
         except RuntimeError:  # the loop has ended meanwhile
             pass
 

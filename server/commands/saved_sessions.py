@@ -17,7 +17,7 @@ def register(server: "ShiroServer") -> None:
 
     @command(server, wire.SESSIONS, SessionsArgs)
     async def sessions(ls: "ShiroServer", args: SessionsArgs) -> SessionsResult:
-        return await service.persistence.list(service.workspaces.pick(args.workspace), args.limit)
+        return await service.persistence.list_saved(service.workspaces.pick(args.workspace), args.limit)
 
     @command(server, wire.RESUME, ResumeArgs)
     async def resume(ls: "ShiroServer", args: ResumeArgs) -> ResumeResult:

@@ -133,7 +133,7 @@ class SessionsFeature:
                 raise Refused(str(exc)) from None
             return path
 
-    def _save_owned(self, record: SessionRecord) -> Path:
+    def _save_owned(self, record: SessionRecord) -> Path | None:
         # The lease is taken at the first save and kept: a second window resuming it gets a fork.
         if not self.store.holds(record.id):
             self.store.acquire(record.id)
@@ -147,7 +147,7 @@ class SessionsFeature:
         path = await self.save(session)
         return SaveResult(saved=path is not None, messageCount=len(session.messages), path=str(path))
 
-    async def list(self, workspace: Workspace, limit: int) -> SessionsResult:
+    async def list_saved(self, workspace: Workspace, limit: int) -> SessionsResult:
         if limit < 1:
             raise InvalidArguments("limit must be at least 1")
         rows = await asyncio.to_thread(self.store.list, workspace.root, limit)
@@ -265,11 +265,11 @@ class SessionsFeature:
                     failed[session.id] = str(exc)
         lines = []
         for workspace in self.service.workspaces.all():
-            session = workspace.current
-            if session is not None and session.id in failed:
-                lines.append(f"session {session.id} could not be saved: {failed[session.id]}")
+            shown = workspace.current
+            if shown is not None and shown.id in failed:
+                lines.append(f"session {shown.id} could not be saved: {failed[shown.id]}")
             else:
-                lines.append(self.goodbye_lines(session) if session is not None else NEVER_WRITTEN)
+                lines.append(self.goodbye_lines(shown) if shown is not None else NEVER_WRITTEN)
         self._writer.submit(self.store.close).result()
         return lines
 

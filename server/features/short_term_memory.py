@@ -17,7 +17,7 @@ from ..agent.short_term_memory import Plan, TurnFacts, memory_text, plan_turn, r
 from ..agent.tools.base import Tool
 from ..agent.tools.stm_tool import short_term_memory_tool
 from ..errors import Refused
-from ..protocol import StmClearResult, StmCurrent, StmOther, StmResult
+from ..protocol import NoticeEvent, StmClearResult, StmCurrent, StmOther, StmResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
 from ..state.short_term_memory import RecentMessage, ShortTermMemoryStore, StmRecord
@@ -41,6 +41,7 @@ class ShortTermMemoryFeature:
         self.store = ShortTermMemoryStore(shiro_home())
         self._plans: dict[str, tuple[str, Plan]] = {}  # session id -> (turn id, that turn's plan)
         self._refreshed: dict[str, str] = {}  # session id -> turn id in which the tool was called
+        self._reported: set[str] = set()  # state errors already shown to the user (once each)
 
     # -- the tool -----------------------------------------------------------------------------
     def tools(self, session: "AgentSession") -> list[Tool]:
@@ -90,6 +91,12 @@ class ShortTermMemoryFeature:
                         workspace=str(self.service.workspace_of(session).root), message_count=len(session.messages),
                     )
                     made = plan_turn(settings.shortTermMemory, own, others, facts)
+                except StateError as exc:  # a broken or unreadable file: the user hears of it once
+                    log.warning("short-term memory left out of this turn: %s", exc)
+                    if str(exc) not in self._reported:
+                        self._reported.add(str(exc))
+                        message = f"short-term memory is unavailable: {exc}"
+                        session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=message))
                 except Exception as exc:  # noqa: BLE001 - the seed's fail-safe: warn, yield nothing, go on
                     log.warning("short-term memory left out of this turn: %s", exc)
             cached = self._plans[session.id] = (turn_id, made)

@@ -18,6 +18,11 @@ turn a workaround into a no-op.
    pops from it: "dictionary changed size during iteration" answers `shutdown` with -32603. The
    drop in 2. is deferred with `call_soon` for that reason, and the `shutdown` handler ends the
    running turns before pygls cancels anything (`lsp/server.py`).
+4. A request whose params do not fit its method (`workspace/executeCommand` with params `[1, 2]`)
+   makes `structure_message` raise out of the reader loop, which logs it and reads on: the request
+   is never answered and the client waits for ever (no upstream issue found). Override:
+   `structure_message` answers it with -32602 naming what did not fit, then re-raises as before
+   (`tests/lsp/test_fuzz.py::test_params_that_do_not_fit_get_a_clear_error`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
+from cattrs import transform_error
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
 
@@ -39,12 +46,30 @@ class ShiroProtocol(LanguageServerProtocol):
         if cancel is not None:
             cancel(msg_id)
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            msg_id = data.get("id") if isinstance(data, dict) else None
+            if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) and isinstance(data.get("method"), str):
+                error = exc
+                if isinstance(exc, JsonRpcInvalidParams):
+                    cause = exc.__cause__
+                    detail = "; ".join(transform_error(cause)) if cause is not None else ""
+                    error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {detail or 'they do not fit the method'}")
+                self._send_response(msg_id, error=error.to_response_error())
+            raise
+
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
         # A finished future needs no cancelling, so drop it (override 2).
         future = self._request_futures.get(msg_id)
         if future is not None:
-            future.add_done_callback(lambda f, m=msg_id: self._forget_future(m, f))
+
+            def forget(done: Any, msg_id: Any = msg_id) -> None:
+                self._forget_future(msg_id, done)
+
+            future.add_done_callback(forget)
 
     def _forget_future(self, msg_id: Any, future: Any) -> None:
         # Deferred: `shutdown` iterates this dict while cancelling, and cancelling runs callbacks.

@@ -42,11 +42,14 @@ class McpManager:
         self._workspaces: dict[Path, WorkspaceServers] = {}
         self._tools: dict[Path, list[Tool]] = {}
 
+    def _forget_tools(self, root: Path) -> None:
+        self._tools.pop(root, None)
+
     def _servers(self, root: Path) -> WorkspaceServers:
         servers = self._workspaces.get(root)
         if servers is None:
             servers = WorkspaceServers(
-                root, workspace_key(root), TrustStore(self._home()), self._ask, lambda: self._tools.pop(root, None)
+                root, workspace_key(root), TrustStore(self._home()), self._ask, lambda: self._forget_tools(root)
             )
             servers.configure(self._settings_raw)
             self._workspaces[root] = servers

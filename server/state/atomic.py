@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import filelock
 import msgspec
@@ -167,7 +167,7 @@ def decode_or_corrupt(
         reason = corrupt_reason(data, decoder, check)  # the slow path words the reason
         value = None  # type: ignore[assignment]
     if reason is None:
-        return value
+        return cast(T, value)
     try:
         copy: Path | None = copy_aside_corrupt(path, data)
     except OSError as exc:

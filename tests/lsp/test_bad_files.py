@@ -1,7 +1,9 @@
 """Bad state files end to end: each kind of state file, damaged four ways, under a real home made
 by a real server. A new server on that home starts, names the bad file in its log, keeps the
 user's bytes (a copy aside before anything rewrites the file), and everything else keeps working:
-listings, resume of the other sessions, history, memory, a new chat and its save."""
+listings, resume of the other sessions, history, memory, a new chat and its save. A damaged
+session record and a damaged short-term memory database are never written to (the database is
+not even read until the file changes); every other file is rebuilt once its copy exists."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ def _target(home: Path, root: Path, kind: str, sessions: list[str]) -> Path:
         "index shard": home / "sessions" / "index" / f"{key}.json",
         "memory": home / "memory" / f"{key}.json",
         "history": home / "history" / f"{key}.json",
+        "short-term memory": home / "short-term-memory.sqlite3",
     }[kind]
 
 
@@ -74,7 +77,7 @@ async def _pristine(tmp_path_factory) -> tuple[Path, Path, list[str]]:
 
 
 @pytest.mark.parametrize("damage", DAMAGE)
-@pytest.mark.parametrize("kind", ["session", "index manifest", "index shard", "memory", "history"])
+@pytest.mark.parametrize("kind", ["session", "index manifest", "index shard", "memory", "history", "short-term memory"])
 async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
     pristine, workspace, sessions = await _pristine(tmp_path_factory)
     home = tmp_path / "home"
@@ -109,5 +112,7 @@ async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
     assert str(target) in log and "corrupt" in log, f"the log does not name {target}:\n{log[-2000:]}"
     copies = sorted(target.parent.glob(f"{target.name}.corrupt-*"))
     assert [c.read_bytes() for c in copies] == [bad], "the damaged bytes were not kept aside, exactly once"
-    if kind != "session":  # a damaged session file is left alone; every other file is rebuilt
+    if kind in ("session", "short-term memory"):  # left exactly as they were
+        assert target.read_bytes() == bad
+    else:  # rebuilt, after the copy
         json.loads(target.read_bytes())

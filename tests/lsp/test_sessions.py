@@ -16,6 +16,7 @@ from shiro_neko.state.session_store import SessionStore
 from tests.fake_provider import Call, Reply
 from tests.lsp.conftest import HANG, server_env, start_client
 from tests.lsp.kill_on_save import kill_on_next_save, temp_files
+from tests.lsp.state_files import every_state_file_parses
 
 FULL = os.environ.get("SHIRO_FULL_FAULTS") == "1"
 
@@ -161,22 +162,6 @@ def _round_script(round_: int) -> list[Reply]:
     return script
 
 
-def _every_state_file_parses(home) -> int:
-    """Each file under the home decodes (JSON whole, JSON Lines per line, the rest as UTF-8);
-    a save's leftover temp file is not a state file. Returns how many were checked."""
-    checked = 0
-    for path in sorted(p for p in home.rglob("*") if p.is_file() and not p.name.endswith(".tmp")):
-        data = path.read_bytes()
-        if path.suffix == ".json":
-            json.loads(data)
-        elif path.suffix == ".jsonl":
-            [json.loads(line) for line in data.splitlines() if line.strip()]
-        else:
-            data.decode("utf-8")
-        checked += 1
-    return checked
-
-
 async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> KillRound:
     """One server on a fresh home and workspace runs a scripted multi-turn session (each turn a
     few tool steps and an answer) and is SIGKILLed: the moment a save of its session starts
@@ -243,7 +228,7 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
         driver.cancel()
         await h.client.stop()
     mid_save = bool(temp_files(sessions, session_id))
-    assert _every_state_file_parses(home) >= 1
+    assert every_state_file_parses(home) >= 1
     record = SessionStore(home).load(session_id)  # decodes and checks as a record, not only as JSON
     assert record.id == session_id and record.title == f"task {round_}.0"
     assert len(record.messages) >= max(seen, 1)

@@ -102,6 +102,17 @@ async def write_memory(h: Harness, summary: str, prompt: str = "start", **extra:
     return result
 
 
+async def restarted_with_memory(tmp_path: Path, fake: FakeProvider, root: Path, summary: str, **settings: Any) -> Harness:
+    """A first server writes this session's memory; a second one, with `settings`, resumes it."""
+    home = tmp_path / "home"
+    first = await client(tmp_path, fake, root, home=home)
+    sid = (await write_memory(first, summary))["sessionId"]
+    await stop(first)
+    h = await client(tmp_path, fake, root, home=home, **settings)
+    await h.command("shiro.resume", {"id": sid})
+    return h
+
+
 def age_memory(home: Path, seconds: float) -> None:
     conn = sqlite3.connect(home / FILE_NAME)
     conn.execute("UPDATE memories SET updated_at = updated_at - ?", (seconds,))
@@ -172,13 +183,8 @@ async def test_explicit_long_term_intent_suppresses_the_nudge(tmp_path, fake, wo
 
 
 async def test_provider_without_tools_gets_no_nudge_but_memory(tmp_path, fake, workspace):
-    home = tmp_path / "home"
-    h = await client(tmp_path, fake, workspace, home=home)
-    sid = (await write_memory(h, "we are fixing pagination"))["sessionId"]
-    await stop(h)
-    h = await client(tmp_path, fake, workspace, home=home, refreshCadence=0, supportsTools=False)
+    h = await restarted_with_memory(tmp_path, fake, workspace, "we are fixing pagination", refreshCadence=0, supportsTools=False)
     try:
-        await h.command("shiro.resume", {"id": sid})
         fake.script(Reply(text="plain"))
         await h.chat("next")
         req = fake.requests[-1]
@@ -399,13 +405,8 @@ async def test_chat_completions_gets_system_notes(tmp_path, fake, workspace):
 
 
 async def test_disabled_no_nudge_no_tool_but_memory_renders(tmp_path, fake, workspace):
-    home = tmp_path / "home"
-    h = await client(tmp_path, fake, workspace, home=home)
-    sid = (await write_memory(h, "EXISTING"))["sessionId"]
-    await stop(h)
-    h = await client(tmp_path, fake, workspace, home=home, enabled=False, refreshCadence=0)
+    h = await restarted_with_memory(tmp_path, fake, workspace, "EXISTING", enabled=False, refreshCadence=0)
     try:
-        await h.command("shiro.resume", {"id": sid})
         fake.script(Reply(text="x"))
         await h.chat("more")
         req = fake.requests[-1]
@@ -462,12 +463,15 @@ async def test_broken_database_file_is_kept_and_turns_go_on(tmp_path, fake, work
         assert result["status"] == "completed" and result["text"] == "fine"
         got = labels(fake, fake.requests[-1])
         assert got == ["user:hello"]  # nothing from short-term memory, not even a nudge
+        notices = [e["message"] for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]
+        assert len(notices) == 1 and "corrupt" in notices[0] and ".corrupt-" in notices[0]
         copies = list(home.glob(FILE_NAME + ".corrupt-*"))
         assert len(copies) == 1 and copies[0].read_bytes() == garbage
         fake.script(Reply(text="", calls=[stm_call("try")]), Reply(text="ok"))
         result = await h.chat("again")
         out = next(e for e in h.of_turn(result["turnId"]) if e["type"] == "tool_result")
         assert out["isError"] and "corrupt" in out["output"]
+        assert not [e for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]  # told once
         with pytest.raises(JsonRpcException, match="corrupt"):
             await h.command("shiro.stm", {})
         assert (home / FILE_NAME).read_bytes() == garbage  # never written

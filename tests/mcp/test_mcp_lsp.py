@@ -72,6 +72,7 @@ async def test_time_server_call_reaches_the_next_request(tmp_path, fake, workspa
         assert "Asia/Tokyo" in output and "datetime" in output
         [event] = tool_results(h, result["turnId"])
         assert not event["isError"]
+        assert h.asked == []  # under `auto` nothing asks
     finally:
         await close(h)
 

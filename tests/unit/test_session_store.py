@@ -604,7 +604,7 @@ def test_temp_files_left_by_a_killed_writer_are_cleaned_up(home: Path, ws: Path)
 
 
 def test_cost_at_list_price_and_none_when_unknown() -> None:
-    from shiro_neko.state.pricing import cost_usd
+    from shiro_neko.agent.provider.pricing import cost_usd
 
     assert cost_usd("gpt-5", 48_210, 3_105) == pytest.approx(0.0913, abs=1e-4)  # the seed's example
     assert cost_usd("gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)

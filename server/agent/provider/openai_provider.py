@@ -182,7 +182,7 @@ class OpenAIProvider:
             mark("openai-client")
         return self._client
 
-    async def _open(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async def _open(self, body: dict[str, Any]) -> Any:  # the SDK's AsyncStream (iterable, closable)
         from openai import AsyncStream
 
         client = self._get_client()

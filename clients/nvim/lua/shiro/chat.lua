@@ -6,6 +6,7 @@ local C = {}
 
 local api = vim.api
 local NAME = "shiro://chat"
+local E = require("shiro.protocol").events
 local ns = api.nvim_create_namespace("shiro_chat")
 
 C.buf = nil
@@ -270,7 +271,7 @@ end
 
 function C.on_event(ev)
   local t = ev.type
-  if t == "turn_start" then
+  if t == E.turn_start then
     local entry = table.remove(C.pending, 1)
     if entry then
       entry.started = true
@@ -278,22 +279,22 @@ function C.on_event(ev)
     else
       C.add_lines({ "", "> (turn resumed)" })
     end
-  elseif t == "text_delta" then
+  elseif t == E.text_delta then
     C.stream(ev.text)
-  elseif t == "tool_call" then
+  elseif t == E.tool_call then
     if not shiro()._is_nil(ev.toolCallId) then
       tool_names[ev.toolCallId] = ev.toolName
     end
     C.add_lines({ "  -> " .. tostring(ev.toolName) .. " " .. short(tool_input(ev.input), 120) })
-  elseif t == "tool_result" then
+  elseif t == E.tool_result then
     local name = tool_names[ev.toolCallId] or "tool"
     local out = short(ev.output, 100)
     C.add_lines({ "  <- " .. name .. (ev.isError == true and " failed: " or ": ") .. out })
-  elseif t == "compacted" or t == "notice" then
+  elseif t == E.compacted or t == E.notice then
     C.add_lines({ "-- " .. tostring(ev.message) })
-  elseif t == "queued" then
+  elseif t == E.queued then
     shiro()._notify("prompt queued at position " .. tostring(ev.position))
-  elseif t == "turn_end" then
+  elseif t == E.turn_end then
     local line = "-- " .. tostring(ev.status)
     if not shiro()._is_nil(ev.error) and ev.error ~= "" then
       line = line .. ": " .. tostring(ev.error)

@@ -8,6 +8,8 @@
 
 local M = {}
 
+local wire = require("shiro.protocol")
+
 local uv = vim.uv or vim.loop
 local api = vim.api
 
@@ -201,7 +203,7 @@ local function on_event(_, params)
   if type(params) ~= "table" then
     return
   end
-  if params.type == "turn_end" then
+  if params.type == wire.events.turn_end then
     M.state.last_turn_end = params
     M.state.turns_ended = M.state.turns_ended + 1
   end
@@ -301,11 +303,11 @@ local function on_save_documents(_, params)
 end
 
 local handlers = {
-  ["shiro/event"] = on_event,
-  ["shiro/todos"] = on_todos,
-  ["shiro/status"] = on_status,
+  [wire.notifications.event] = on_event,
+  [wire.notifications.todos] = on_todos,
+  [wire.notifications.status] = on_status,
   ["window/showMessageRequest"] = on_message_request,
-  ["shiro/saveDocuments"] = on_save_documents,
+  [wire.server_requests.saveDocuments] = on_save_documents,
 }
 
 -- ---------------------------------------------------------------------------------------------
@@ -452,7 +454,7 @@ function M.chat(prompt, cb)
   local chat = require("shiro.chat")
   chat.open(false)
   local entry = chat.queue_prompt(prompt)
-  M.execute("shiro.chat", { prompt = prompt }, function(err, result)
+  M.execute(wire.commands.chat, { prompt = prompt }, function(err, result)
     chat.on_chat_result(entry, err, result)
     if result and not is_nil(result.sessionId) then
       M.state.session_id = result.sessionId
@@ -474,7 +476,7 @@ function M.chat_command(args)
 end
 
 function M.abort()
-  M.execute("shiro.abort", {}, function(err, result)
+  M.execute(wire.commands.abort, {}, function(err, result)
     if err or not result then
       return
     end
@@ -488,7 +490,7 @@ function M.abort()
 end
 
 function M.new_session(private)
-  M.execute("shiro.newSession", private and { private = true } or {}, function(err, result)
+  M.execute(wire.commands.newSession, private and { private = true } or {}, function(err, result)
     if err or not result then
       return
     end
@@ -503,7 +505,7 @@ function M.compact(focus)
     arg.focus = focus
   end
   notify("compacting...")
-  M.execute("shiro.compact", arg, function(err, result)
+  M.execute(wire.commands.compact, arg, function(err, result)
     if err or not result then
       return
     end
@@ -514,7 +516,7 @@ function M.compact(focus)
 end
 
 function M.notes()
-  M.execute("shiro.notes", {}, function(err, result)
+  M.execute(wire.commands.notes, {}, function(err, result)
     if err or not result then
       return
     end
@@ -535,7 +537,7 @@ function M.todos()
     panel.close_todos()
     return
   end
-  M.execute("shiro.todos", {}, function(err, result)
+  M.execute(wire.commands.todos, {}, function(err, result)
     if err or not result then
       return
     end
@@ -546,7 +548,7 @@ end
 
 function M.resume(prefix)
   local arg = (prefix and not prefix:match("^%s*$")) and { id = vim.trim(prefix) } or { latest = true }
-  M.execute("shiro.resume", arg, function(err, result)
+  M.execute(wire.commands.resume, arg, function(err, result)
     if err or not result then
       return
     end
@@ -557,7 +559,7 @@ function M.resume(prefix)
 end
 
 function M.sessions()
-  M.execute("shiro.sessions", {}, function(err, result)
+  M.execute(wire.commands.sessions, {}, function(err, result)
     if err or not result then
       return
     end
@@ -582,7 +584,7 @@ function M.sessions()
 end
 
 function M.show_status()
-  M.execute("shiro.status", {}, function(err, result)
+  M.execute(wire.commands.status, {}, function(err, result)
     if err or not result then
       return
     end

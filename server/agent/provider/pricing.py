@@ -1,4 +1,5 @@
-"""List prices of well-known OpenAI models, for the `costUsd` of a session.
+"""List prices of well-known OpenAI models, for the `costUsd` of a session (beside the adapter
+that talks to them).
 
 USD per 1M tokens (input, output), OpenAI's published list prices for standard processing as
 known when this table was written. Cached-input discounts, batch and flex tiers are not modelled

@@ -1,0 +1,29 @@
+"""Checks over a whole SHIRO_NEKO_HOME, shared by the fault, concurrency and load tests."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+
+def every_state_file_parses(home: Path) -> int:
+    """Each file under the home decodes: JSON whole, JSON Lines per line, the short-term memory
+    database passes SQLite's integrity check, the rest is UTF-8. A save's leftover temp file and
+    SQLite's own journal files are not state files. Returns how many files were checked."""
+    checked = 0
+    for path in sorted(p for p in home.rglob("*") if p.is_file()):
+        if path.name.endswith((".tmp", "-wal", "-shm", "-journal")):
+            continue
+        data = path.read_bytes()
+        if path.suffix == ".json":
+            json.loads(data)
+        elif path.suffix == ".jsonl":
+            [json.loads(line) for line in data.splitlines() if line.strip()]
+        elif path.suffix == ".sqlite3":
+            with sqlite3.connect(path) as conn:  # as the next server would open it (WAL recovered)
+                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", path
+        elif path.suffix != ".lock" and ".corrupt-" not in path.name:
+            data.decode("utf-8")
+        checked += 1
+    return checked
