@@ -38,7 +38,7 @@ test('property: any split into deltas renders like the finished text in one shot
         view.append(text.slice(at, at + n));
         at += n;
       }
-      const streamed = [...view.el.children].map((c) => c.innerHTML).join('');
+      const streamed = [...view.el.querySelectorAll('.md-block')].map((c) => c.innerHTML).join('');
       assert.equal(streamed, oneShot, `round ${round}`);
     }
   }

@@ -38,7 +38,7 @@ const jumpBtn = $<HTMLButtonElement>('jump');
 const announceEl = $<HTMLDivElement>('announce');
 
 /** Figures the benchmark and the end-to-end test read from the page. */
-const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '' };
+const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '', behind: 0 };
 (window as unknown as { __shiro: typeof stats }).__shiro = stats;
 try {
   new PerformanceObserver((list) => {
@@ -97,26 +97,36 @@ function announce(text: string): void {
 }
 
 // -- rows -----------------------------------------------------------------------------------
-function upsert(row: Row, before?: Element | null): void {
+/** Rows whose text is not all rendered yet (a frame's budget ran out): finished next frames. */
+const behind = new Set<RowEntry>();
+
+function upsert(row: Row, before?: Element | null, deadline = Infinity): void {
   const entry = entries.get(row.id);
   if (entry) {
     const wasAsking = !!entry.row.tool?.ask && !entry.row.tool.ask.decision;
     entry.row = row;
-    renderRow(entry, actions);
+    track(entry, renderRow(entry, actions, deadline));
     const asking = !!row.tool?.ask && !row.tool.ask.decision;
     if (asking && !wasAsking) announce(`Approval needed: ${row.tool!.ask!.title}`);
     return;
   }
   const created: RowEntry = { row, el: document.createElement('div') };
   entries.set(row.id, created);
-  renderRow(created, actions);
+  track(created, renderRow(created, actions, deadline));
   if (before) rowsEl.insertBefore(created.el, before);
   else rowsEl.appendChild(created.el);
   if (row.tool?.ask && !row.tool.ask.decision) announce(`Approval needed: ${row.tool.ask.title}`);
 }
 
+function track(entry: RowEntry, caughtUp: boolean): void {
+  if (caughtUp) behind.delete(entry);
+  else behind.add(entry);
+}
+
 function remove(id: string): void {
-  entries.get(id)?.el.remove();
+  const entry = entries.get(id);
+  if (entry) behind.delete(entry);
+  entry?.el.remove();
   entries.delete(id);
 }
 
@@ -131,9 +141,13 @@ function schedule(): void {
   if (!frame) frame = requestAnimationFrame(flush);
 }
 
+/** Rendering work per frame: past it, the rest of a burst is rendered over the next frames. */
+const FRAME_BUDGET_MS = 8;
+
 function flush(): void {
   frame = 0;
   const t0 = performance.now();
+  const deadline = t0 + FRAME_BUDGET_MS;
   const ops = queued;
   queued = [];
   const grown = new Set<RowEntry>();
@@ -158,12 +172,19 @@ function flush(): void {
       grown.add(entry);
     } else if (op.op === 'upsert') {
       grown.delete(entries.get(op.row.id)!);
-      upsert(op.row);
+      upsert(op.row, undefined, deadline);
     } else {
+      grown.delete(entries.get(op.id)!);
       remove(op.id);
     }
   }
-  for (const entry of grown) entry.md?.set(entry.row.text);
+  for (const entry of new Set([...behind, ...grown])) {
+    if (entry.md) track(entry, entry.md.set(entry.row.text, deadline, !entry.row.streaming));
+  }
+  let left = 0;
+  for (const entry of behind) left += entry.md?.behind ?? 0;
+  stats.behind = left;
+  if (behind.size) schedule();
   updateEmpty();
   pin();
   stats.frames += 1;
@@ -489,6 +510,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       const t0 = performance.now();
       queued = [];
       entries.clear();
+      behind.clear();
       rowsEl.replaceChildren();
       hasOlder = msg.hasOlder;
       slash = msg.slash;

@@ -52,10 +52,22 @@ const md = new MarkdownIt({
 const SAFE_URI = /^(?:(?:https?|mailto):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i;
 
 let purifier: ReturnType<typeof DOMPurify> | undefined;
+let inert: Document | undefined;
 
-/** DOMPurify bound to a window (the webview's, or jsdom's in tests). */
+/**
+ * DOMPurify bound to a window (the webview's, or jsdom's in tests). It sanitises in place, in a
+ * document of its own with no browsing context (nothing in it loads or runs), which is reused:
+ * DOMPurify's string API parses every call into a new document, and streaming calls it each frame.
+ */
 export function setWindow(win: Window & typeof globalThis): void {
   purifier = DOMPurify(win);
+  purifier.setConfig({
+    FORBID_ATTR: ['style'],
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],
+    ALLOWED_URI_REGEXP: SAFE_URI,
+    IN_PLACE: true,
+  });
+  inert = win.document.implementation.createHTMLDocument('');
   purifier.addHook('afterSanitizeAttributes', (node: Element) => {
     if (node.tagName === 'A') {
       node.setAttribute('rel', 'noopener noreferrer');
@@ -66,6 +78,7 @@ export function setWindow(win: Window & typeof globalThis): void {
       if (!src.startsWith('data:image/')) {
         const link = node.ownerDocument.createElement('a');
         link.setAttribute('href', src);
+        link.setAttribute('rel', 'noopener noreferrer');
         link.textContent = `image: ${node.getAttribute('alt') || src}`;
         node.replaceWith(link);
       }
@@ -73,22 +86,37 @@ export function setWindow(win: Window & typeof globalThis): void {
   });
 }
 
-export function sanitize(html: string): string {
+/** Parses `html` in the inert document and sanitises it there; the caller adopts the children. */
+function sanitized(html: string): HTMLElement {
   if (!purifier) setWindow(window as Window & typeof globalThis);
-  return purifier!.sanitize(html, {
-    FORBID_ATTR: ['style'],
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],
-    ALLOWED_URI_REGEXP: SAFE_URI,
-  }) as unknown as string;
+  const box = inert!.createElement('div');
+  box.innerHTML = html;
+  purifier!.sanitize(box);
+  return box;
 }
 
-export function renderMarkdown(text: string, highlight = true): string {
+export function sanitize(html: string): string {
+  return sanitized(html).innerHTML;
+}
+
+/** Sanitised nodes of `html`, adopted into `doc` (a fragment, ready to insert). */
+export function sanitizedFragment(html: string, doc: Document): DocumentFragment {
+  const frag = doc.createDocumentFragment();
+  frag.append(...sanitized(html).childNodes);
+  return frag;
+}
+
+function renderHtml(text: string, highlight: boolean): string {
   highlighting = highlight;
   try {
-    return sanitize(md.render(text));
+    return md.render(text);
   } finally {
     highlighting = true;
   }
+}
+
+export function renderMarkdown(text: string, highlight = true): string {
+  return sanitize(renderHtml(text, highlight));
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
@@ -164,15 +192,43 @@ export function blocks(text: string): string[] {
   return out;
 }
 
+/** Finished blocks are grouped this many to a section: each section is skipped by layout and paint
+ * while it is off screen (`content-visibility: auto` in panel.css), so a frame costs the blocks it
+ * adds, not the length of the message. */
+export const SECTION_BLOCKS = 24;
+
+/** While the tail is an open fence longer than this, it is re-rendered at most every
+ * TAIL_THROTTLE_MS (when it cannot be appended to in place). */
+const BIG_TAIL = 4000;
+const TAIL_THROTTLE_MS = 120;
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+/** An open code fence shown as it grows: its text node is appended to, never re-parsed. */
+interface OpenFence {
+  from: number;
+  shown: number;
+  text: Text;
+}
+
 /**
- * A streaming Markdown view: each committed block is rendered once and appended; the open tail
- * is re-rendered on each `update` (plain, unhighlighted, while a fence is open).
+ * A streaming Markdown view: each committed block is rendered once (markdown-it per block, then
+ * one DOMPurify pass over the frame's new blocks) and appended to the current section; the open
+ * tail is re-rendered on each `set` (an open code fence is appended to as plain text instead).
+ * With a `deadline`, `set` stops committing blocks once it has passed and returns false: the
+ * caller calls it again next frame, so a burst of text never makes one long frame.
  */
 export class StreamingMarkdown {
   readonly el: HTMLElement;
   private tail: HTMLElement;
+  private section: HTMLElement | null = null;
+  private sectionBlocks = 0;
   private text = '';
   private done = 0;
+  /** Where the tail's current content starts (-1: the tail is empty). */
+  private tailFrom = -1;
+  private tailAt = 0;
+  private fence: OpenFence | null = null;
 
   constructor(doc: Document, private decorate: (block: HTMLElement) => void = () => {}) {
     this.el = doc.createElement('div');
@@ -186,36 +242,128 @@ export class StreamingMarkdown {
     return this.text;
   }
 
-  /** Set the whole text (it normally only grows; anything else renders again from scratch). */
-  set(text: string): void {
-    if (!text.startsWith(this.text.slice(0, this.done))) {
-      for (const child of [...this.el.children]) if (child !== this.tail) child.remove();
-      this.done = 0;
+  /** Characters of the text not yet shown in final form (0: caught up). */
+  get behind(): number {
+    return this.text.length - this.done;
+  }
+
+  /**
+   * Set the whole text (it normally only grows; anything else renders again from scratch).
+   * `final`: the text is complete, so an open fence at its end is rendered (and highlighted) as
+   * a one-shot render would. Returns false when the deadline stopped it before the end.
+   */
+  set(text: string, deadline = Infinity, final = false): boolean {
+    if (!text.startsWith(this.text)) {
+      // Not a pure append: keep the committed blocks if their text still stands.
+      if (text.length < this.done || !text.startsWith(this.text.slice(0, this.done))) this.clear();
+      else this.clearTail();
     }
     this.text = text;
-    // Commit every complete block, one element each, each rendered once.
     const limit = splitCommitted(text, this.done).committed;
-    while (this.done < limit) {
-      const cut = firstBoundary(text, this.done, limit);
-      const block = this.el.ownerDocument.createElement('div');
-      block.className = 'md-block';
-      block.innerHTML = renderMarkdown(text.slice(this.done, cut));
-      this.decorate(block);
-      this.el.insertBefore(block, this.tail);
-      this.done = cut;
+    const caughtUp = this.commit(limit, deadline);
+    if (!caughtUp) {
+      // The tail may show text that is now in a block: drop it until we have caught up.
+      if (this.tailFrom !== this.done) this.clearTail();
+      return false;
     }
-    const rest = text.slice(this.done);
-    if (!rest) {
-      this.tail.replaceChildren();
-      return;
-    }
-    const open = splitCommitted(rest).openFence;
-    this.tail.innerHTML = renderMarkdown(rest, !open);
-    if (!open) this.decorate(this.tail);
+    return this.renderTail(final);
   }
 
   append(s: string): void {
     this.set(this.text + s);
+  }
+
+  private clear(): void {
+    for (const child of [...this.el.children]) if (child !== this.tail) child.remove();
+    this.section = null;
+    this.sectionBlocks = 0;
+    this.done = 0;
+    this.clearTail();
+  }
+
+  private clearTail(): void {
+    this.tail.replaceChildren();
+    this.tailFrom = -1;
+    this.fence = null;
+  }
+
+  /** Renders the complete blocks up to `limit` (until the deadline); true when all are done. */
+  private commit(limit: number, deadline: number): boolean {
+    if (this.done >= limit) return true;
+    let html = '';
+    let end = this.done;
+    while (end < limit) {
+      const cut = firstBoundary(this.text, end, limit);
+      html += `<div class="md-block">${md.render(this.text.slice(end, cut))}</div>`;
+      end = cut;
+      if (now() > deadline) break;
+    }
+    const doc = this.el.ownerDocument;
+    const box = doc.createElement('div');
+    box.appendChild(sanitizedFragment(html, doc));
+    this.decorate(box);
+    for (const block of [...box.children] as HTMLElement[]) {
+      if (!this.section || this.sectionBlocks >= SECTION_BLOCKS) {
+        this.section = doc.createElement('div');
+        this.section.className = 'md-section';
+        this.el.insertBefore(this.section, this.tail);
+        this.sectionBlocks = 0;
+      }
+      this.section.appendChild(block);
+      this.sectionBlocks += 1;
+    }
+    this.done = end;
+    return end >= limit;
+  }
+
+  private renderTail(final: boolean): boolean {
+    const rest = this.text.slice(this.done);
+    if (!rest) {
+      if (this.tailFrom !== -1) this.clearTail();
+      return true;
+    }
+    const open = splitCommitted(rest).openFence;
+    if (open && !final) {
+      if (this.appendFence(rest)) return true;
+      // A fence after other text in the same block: re-render it, less often once it is big.
+      if (rest.length > BIG_TAIL && this.tailFrom === this.done && now() - this.tailAt < TAIL_THROTTLE_MS) return false;
+    }
+    this.fence = null;
+    this.tail.replaceChildren(sanitizedFragment(renderHtml(rest, !open || final), this.el.ownerDocument));
+    if (!open || final) this.decorate(this.tail);
+    this.tailFrom = this.done;
+    this.tailAt = now();
+    return true;
+  }
+
+  /**
+   * A tail that is just an open fence (its opening line unindented, then code) is shown as
+   * markdown-it shows it unhighlighted, <pre><code class="language-x">, and grows in place.
+   */
+  private appendFence(rest: string): boolean {
+    const nl = rest.indexOf('\n');
+    const m = nl < 0 ? null : /^(`{3,}|~{3,})([^\n]*)$/.exec(rest.slice(0, nl));
+    if (!m || (m[1][0] === '`' && m[2].includes('`'))) return false;
+    const body = nl + 1;
+    if (this.fence && this.fence.from === this.done && this.tailFrom === this.done) {
+      const shown = this.done + body + this.fence.shown;
+      this.fence.text.appendData(this.text.slice(shown));
+      this.fence.shown = this.text.length - this.done - body;
+      return true;
+    }
+    const doc = this.el.ownerDocument;
+    const pre = doc.createElement('pre');
+    const code = doc.createElement('code');
+    const lang = m[2].trim().split(/\s+/)[0];
+    if (lang) code.className = `language-${lang}`;
+    const text = doc.createTextNode(rest.slice(body));
+    code.appendChild(text);
+    pre.appendChild(code);
+    this.tail.replaceChildren(pre);
+    this.fence = { from: this.done, shown: rest.length - body, text };
+    this.tailFrom = this.done;
+    this.tailAt = now();
+    return true;
   }
 }
 

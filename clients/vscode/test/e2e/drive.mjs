@@ -258,12 +258,17 @@ async function streamBench() {
   await workbench();
   const frame = await openPanel();
   await frame.waitForFunction(() => document.body.dataset.session, null, { timeout: T });
+  // --trace: a Chromium performance trace of the stream, to find where the time goes.
+  if (config.trace) {
+    await browser.startTracing(page, { path: config.trace, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'disabled-by-default-v8.cpu_profiler', 'blink.user_timing'] });
+  }
   await send(frame, config.prompt);
   const sentAt = Date.now();
   await frame.waitForSelector('#rows .row.assistant', { timeout: T });
   const firstAt = Date.now();
-  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && document.querySelector('#rows .row.assistant:not(.streaming)'), null, { timeout: 10 * T, polling: 100 });
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && document.querySelector('#rows .row.assistant:not(.streaming)') && window.__shiro.behind === 0, null, { timeout: 10 * T, polling: 100 });
   const doneAt = Date.now();
+  if (config.trace) await browser.stopTracing();
   // Responsiveness while it streamed: the page must answer input between frames.
   out.stream = {
     firstRowMs: firstAt - sentAt,
