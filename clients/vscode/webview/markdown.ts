@@ -229,6 +229,7 @@ export class StreamingMarkdown {
   private tailFrom = -1;
   private tailAt = 0;
   private fence: OpenFence | null = null;
+  private caughtUp = true;
 
   constructor(doc: Document, private decorate: (block: HTMLElement) => void = () => {}) {
     this.el = doc.createElement('div');
@@ -242,9 +243,9 @@ export class StreamingMarkdown {
     return this.text;
   }
 
-  /** Characters of the text not yet shown in final form (0: caught up). */
+  /** Characters of the text not shown yet (0: caught up, the last `set` showed all of it). */
   get behind(): number {
-    return this.text.length - this.done;
+    return this.caughtUp ? 0 : this.text.length - this.done;
   }
 
   /**
@@ -260,13 +261,12 @@ export class StreamingMarkdown {
     }
     this.text = text;
     const limit = splitCommitted(text, this.done).committed;
-    const caughtUp = this.commit(limit, deadline);
-    if (!caughtUp) {
+    if (!this.commit(limit, deadline)) {
       // The tail may show text that is now in a block: drop it until we have caught up.
       if (this.tailFrom !== this.done) this.clearTail();
-      return false;
+      return (this.caughtUp = false);
     }
-    return this.renderTail(final);
+    return (this.caughtUp = this.renderTail(final));
   }
 
   append(s: string): void {
