@@ -23,8 +23,7 @@ from tests.support.scripted import make_session
 
 
 @pytest.fixture
-def feature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionsFeature:
-    monkeypatch.setenv("SHIRO_NEKO_HOME", str(tmp_path / "home"))
+def feature(shiro_home: Path) -> SessionsFeature:
     # The feature needs only these two things of the service.
     return SessionsFeature(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
 
