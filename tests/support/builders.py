@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from shiro_neko.model.transcript import (
-    AssistantMessage,
-    AssistantPart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolMessage,
-    ToolResultPart,
-    UserMessage,
-)
+from shiro_neko.model.transcript import AssistantMessage, AssistantPart, Message, ReasoningPart, TextPart
+from shiro_neko.model.transcript import ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 
 
 def user(text: str) -> UserMessage:
