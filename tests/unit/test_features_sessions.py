@@ -134,19 +134,21 @@ async def test_nothing_is_written_for_a_session_without_messages(service: ShiroS
 async def test_after_a_save_nothing_is_rewritten_until_something_changes(service: ShiroService, shiro_home: Path) -> None:
     workspace = service.workspaces.pick(None)
     quiet = service.new_session(workspace)
-    quiet.messages.append(user("saved once"))
-    await service.persistence.save(quiet)
-    unsaved = service.new_session(workspace)  # now the current one
-    assert workspace.current is unsaved
+    service.pinned.add(quiet.id)  # held by id, as an ACP editor does: it stays in memory
     with Saves(record_path(shiro_home, quiet.id)) as saves:
+        quiet.messages.append(user("saved once"))
+        service.persistence.changed(quiet, True)
         await saves.until(1)
-        await asyncio.sleep(DEBOUNCE_S + 0.3)
+        await asyncio.sleep(DEBOUNCE_S + 0.6)
+        assert len(saves.times) == 1  # no change, no save
+        unsaved = service.new_session(workspace)  # now the current one
+        assert workspace.current is unsaved and quiet.id in service.sessions
         unsaved.messages.append(user("never saved"))
         service.persistence.changed(unsaved, False)  # pending: the flush writes it
         lines: list[str] = []
         await service.flush(lines.append)
         await asyncio.sleep(0.1)
-        assert len(saves.times) == 1  # the quiet session was not written again
+        assert len(saves.times) == 1  # the quiet session was not written again at shutdown
     assert [m.content[0].text for m in service.persistence.store.load(unsaved.id).messages] == ["never saved"]
     assert lines[0].startswith('Saved 1 message: ""')
 
