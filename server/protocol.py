@@ -110,6 +110,7 @@ class ChatResult(msgspec.Struct, omit_defaults=True):
     status: TurnStatus
     text: str
     error: str | None = None
+    refused: bool = False  # as on `turn_end`
 
 
 class AbortResult(msgspec.Struct):
@@ -346,6 +347,7 @@ class TurnEndEvent(_Event, tag="turn_end"):
     status: TurnStatus
     text: str
     error: str | None = None
+    refused: bool = False  # `completed`, but the model declined: `text` is its refusal (sent only when true)
 
 
 Event = Union[

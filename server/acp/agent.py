@@ -126,6 +126,7 @@ class ShiroAcpAgent:
         self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
         session = self.service.new_session(workspace)
+        self.service.pinned.add(session.id)  # the editor holds it by id: never released from memory
         self.service.opened(session)
         self.sink.send(session.id, slash.available_commands())
         await self.sink.drain()
@@ -141,6 +142,7 @@ class ShiroAcpAgent:
         except (Refused, InvalidArguments) as exc:
             raise _invalid(str(exc)) from None
         session = self.service.sessions[opened.sessionId]
+        self.service.pinned.add(session.id)
         if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
             self._live[session_id] = session.id
             self.sink.editor_ids[session.id] = session_id
@@ -221,6 +223,8 @@ def stop_reason(outcome: TurnOutcome) -> schema.StopReason:
         raise RequestError(-32603, outcome.error or "the turn failed", {"text": outcome.text})
     if outcome.max_steps_reached:
         return "max_turn_requests"
+    if outcome.refused:
+        return "refusal"
     return "end_turn"
 
 

@@ -31,6 +31,7 @@ from .provider.base import (
     ProviderError,
     ProviderRequest,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     ToolSpec,
 )
@@ -44,6 +45,7 @@ from ..model.transcript import (
     UserMessage,
     final_text,
     pending_calls,
+    refused,
     strip_item_ids,
 )
 from .usage import count_usage, side_counter
@@ -61,6 +63,7 @@ class TurnState:
     session: AgentSession
     turn_id: str
     text: str = ""
+    refused: bool = False  # the model declined in the turn's last response
     recovered_missing_item: bool = False
     view: WireView = field(default_factory=WireView)
     prompt: str | None = None
@@ -103,7 +106,8 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
-    state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text, error=outcome.error or None))
+    state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text,
+                            error=outcome.error or None, refused=outcome.refused))
     session.changed(turn_ended=True)
     return outcome
 
@@ -129,7 +133,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         steps += 1
         message = await _provider_step(state)
         if not any(isinstance(p, ToolCallPart) for p in message.content):
-            return TurnOutcome("completed", text=state.text)
+            return TurnOutcome("completed", text=state.text, refused=state.refused)
 
 
 async def _request(state: TurnState) -> ProviderRequest:
@@ -161,11 +165,13 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
         request = await _request(state)
         provider = session.deps.provider(session.deps.settings())
         received: list[str] = []
+        refusal: list[str] = []  # kept apart: an interrupted refusal is still saved as one
         output_started = False
         try:
             async for event in provider.stream(request):
-                if isinstance(event, TextDelta):
-                    received.append(event.text)
+                if isinstance(event, (TextDelta, RefusalDelta)):
+                    # A refusal streams as the assistant's text: every client shows it as it is.
+                    (refusal if isinstance(event, RefusalDelta) else received).append(event.text)
                     state.emit(TextDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, ReasoningDelta):
                     state.emit(ReasoningDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
@@ -185,19 +191,22 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
                 session.changed()
                 state.notice(REFERENCE_LOST_NOTICE)
                 continue
-            _keep_interrupted(state, received)
+            _keep_interrupted(state, received, refusal)
             raise
         except asyncio.CancelledError:
-            _keep_interrupted(state, received)
+            _keep_interrupted(state, received, refusal)
             raise
 
 
-def _keep_interrupted(state: TurnState, received: list[str]) -> None:
-    text = "".join(received)
-    if text:
-        # Text only, and no item id: that response never completed, and a half-received call is never run.
-        state.session.messages.append(AssistantMessage(content=[TextPart(text=text)]))
-        state.text = text
+def _keep_interrupted(state: TurnState, received: list[str], refusal: list[str]) -> None:
+    text, refused_text = "".join(received), "".join(refusal)
+    # Text only, and no item id: that response never completed, and a half-received call is never run.
+    parts = [TextPart(text=text)] if text else []
+    if refused_text:
+        parts.append(TextPart(text=refused_text, refusal=True))
+    if parts:
+        state.session.messages.append(AssistantMessage(content=list(parts)))
+        state.text = text + refused_text
         state.session.changed()
 
 
@@ -209,6 +218,7 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
     text = final_text(message)
     if text:
         state.text = text
+    state.refused = refused(message)
     for part in message.content:
         if isinstance(part, ToolCallPart):
             state.emit(

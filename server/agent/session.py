@@ -36,6 +36,7 @@ class TurnOutcome:
     text: str = ""
     error: str | None = None
     max_steps_reached: bool = False  # completed, but cut off by `maxSteps` (ACP: max_turn_requests)
+    refused: bool = False  # completed with the model declining (a refusal part; ACP: refusal)
 
 
 @dataclass
@@ -104,6 +105,11 @@ class AgentSession:
     @property
     def running(self) -> bool:
         return self._current is not None
+
+    @property
+    def idle(self) -> bool:
+        """No turn running or queued, and no worker left: safe to drop from memory."""
+        return self._current is None and not self._queue and (self._worker is None or self._worker.done())
 
     @property
     def queued(self) -> int:

@@ -1,7 +1,7 @@
 """The scripted provider for loop tests, and a live session over a temp folder.
 
 `ScriptedProvider` answers each request with the next reply of its list (an exception is
-raised instead), streaming text word by word; it keeps every request it was sent. Use it where
+raised instead), streaming text (and refusals) word by word; it keeps every request it was sent. Use it where
 a test drives `AgentSession` directly; tests through the server use the HTTP fake (`fake`).
 """
 
@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from shiro_neko.agent.events import EventSink, ListSink
-from shiro_neko.agent.provider.base import Completed, OutputStarted, Provider, ProviderEvent, ProviderRequest, TextDelta, Usage
+from shiro_neko.agent.provider.base import Completed, OutputStarted, Provider, ProviderEvent, ProviderRequest, RefusalDelta, TextDelta, Usage
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.base import Tool
 from shiro_neko.agent.tools.disk_host import DiskToolHost
@@ -39,7 +39,7 @@ class ScriptedProvider:
             if isinstance(part, TextPart):
                 for word in part.text.split(" "):
                     await asyncio.sleep(self.delay)
-                    yield TextDelta(word + " ")
+                    yield RefusalDelta(word + " ") if part.refusal else TextDelta(word + " ")
         yield Completed(reply, Usage(10, 2))
 
 

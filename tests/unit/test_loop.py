@@ -59,6 +59,27 @@ async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
     assert last.content[0].item_id is None
 
 
+async def test_a_refusal_ends_completed_and_refused_and_an_interrupted_one_stays_a_refusal(tmp_path: Path) -> None:
+    declined = AssistantMessage(content=[TextPart(text="I can't do that", refusal=True)])
+    provider = ScriptedProvider(declined, assistant("ok then"), AssistantMessage(content=[TextPart(text="no no no no no no", refusal=True)]),
+                                delay=0.05)
+    sink = ListSink()
+    session = make_session(tmp_path, provider, sink)
+    outcome = await session.submit("do it").done
+    assert outcome.status == "completed" and outcome.refused and outcome.text == "I can't do that"
+    [end] = [e for e in sink.events if e["type"] == "turn_end"]
+    assert end["refused"] is True
+    assert "".join(e["text"] for e in sink.events if e["type"] == "text_delta").strip() == "I can't do that"
+    assert not (await session.submit("something else").done).refused
+    assert "refused" not in [e for e in sink.events if e["type"] == "turn_end"][-1]
+    third = session.submit("again")
+    await asyncio.sleep(0.12)
+    session.abort()
+    assert (await third.done).status == "aborted"
+    last = session.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.content[0].refusal and last.content[0].text.startswith("no")
+
+
 async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:
     provider = ScriptedProvider(assistant(call("c1", "run_command", command="echo hi")), assistant("ok"))
     sink = ListSink(answers=["deny"])
