@@ -57,9 +57,8 @@ def _need_tools() -> None:
 
 
 @pytest.fixture
-def vscode(tmp_path: Path):
+def vscode(tmp_path: Path, fake: FakeProvider):
     _need_tools()
-    fake = FakeProvider().start()
     vs = VsCode(base=tmp_path, env=server_env(tmp_path / "home", fake.base_url),
                 settings={"shiro.compactThreshold": 1500})
     vs.fake = fake  # type: ignore[attr-defined]
@@ -67,7 +66,6 @@ def vscode(tmp_path: Path):
         yield vs
     finally:
         vs.stop()
-        fake.stop()
 
 
 def test_panel_end_to_end(vscode: VsCode) -> None:
