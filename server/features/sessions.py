@@ -24,7 +24,7 @@ from ..model.transcript import pending_calls
 from ..protocol import NEVER_WRITTEN, NoticeEvent, ResumeResult, SaveResult, SessionsResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
-from ..state.session_record import Notebook, SessionRecord, make_title, now_iso
+from ..state.session_record import SessionRecord, make_title, now_iso, record_of
 from ..state.session_store import SessionBusy, SessionStore
 from ..workspaces import Workspace
 
@@ -47,25 +47,10 @@ class _SaveState:
 
 
 def to_record(session: AgentSession, model: str) -> SessionRecord:
-    """A snapshot: lists are copied so the loop can go on appending while the worker encodes."""
-    return SessionRecord(
-        id=session.id,
-        created_at=session.created_at or now_iso(),
-        updated_at=now_iso(),
-        cwd=str(session.root),
-        provider="openai",
-        model=model,
-        title=make_title(session.title) if session.title else "",
-        input_tokens=session.input_tokens,
-        output_tokens=session.output_tokens,
-        cost_usd=session.cost_usd,
-        notebook=Notebook(todos=list(session.todos)),
-        messages=list(session.messages),
-        span_summaries=dict(session.span_summaries),
-        side_usage=dict(session.side_usage),
-        private=session.private,
-        turns_since_refresh=session.turns_since_refresh,
-    )
+    """The session's state stamped with this save (a snapshot the writer thread encodes)."""
+    now, state = now_iso(), session.state
+    return record_of(state, created_at=state.created_at or now, updated_at=now, provider="openai", model=model,
+                     title=make_title(state.title) if state.title else "")
 
 
 class SessionsFeature:
@@ -207,26 +192,14 @@ class SessionsFeature:
         return next((w for w in self.service.workspaces.all() if w.root == root), None)
 
     def _from_record(self, workspace: Workspace, record: SessionRecord) -> AgentSession:
-        session = self.service.make_session(workspace, session_id=record.id)
-        session.messages = list(record.messages)
-        session.todos = list(record.notebook.todos)
-        session.title = record.title
-        session.created_at = record.created_at
-        session.input_tokens = record.input_tokens
-        session.output_tokens = record.output_tokens
-        session.cost_usd = record.cost_usd
-        session.span_summaries = dict(record.span_summaries)
-        session.side_usage = dict(record.side_usage)
-        session.private = record.private
-        session.turns_since_refresh = record.turns_since_refresh
-        return session
+        return self.service.make_session(workspace, state=record)  # a record is the state it saved
 
     def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
         workspace.current = session
         self.service.opened(session)
-        if pending_calls(session.messages) and not session.running:
+        if pending_calls(session.messages) and not session.turns.running:
             # A suspended approval: ask again now; the answer runs the call and the turn goes on.
-            session.submit(None)
+            session.turns.submit(None)
         return ResumeResult(
             sessionId=session.id,
             title=session.title,

@@ -255,6 +255,35 @@ def test_service_and_features_never_import_pygls() -> None:
     assert not offenders, "LSP imports in the core:\n" + "\n".join(offenders)
 
 
+def _function_level_imports(path: Path) -> list[tuple[int, str]]:
+    """Imports inside functions (relative ones resolved), which hide a cycle from the module graph."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    inner = {
+        node.lineno
+        for fn in ast.walk(tree)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in ast.walk(fn)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    }
+    return [(line, module) for line, module in _absolute_imports(path) if line in inner]
+
+
+def test_loop_and_session_do_not_import_each_other() -> None:
+    # The loop imports the session; the session (and the turn queue it holds) never import the
+    # loop back, not even inside a function: the loop's `run_turn` is handed in (SessionDeps).
+    loop, session, turns = "shiro_neko.agent.loop", "shiro_neko.agent.session", "shiro_neko.agent.turns"
+    back = _offenders(_py("agent", "session.py") + _py("agent", "turns.py") + _py("agent", "status.py"), lambda m: m == loop)
+    assert not back, "the session imports the loop:\n" + "\n".join(back)
+    hidden = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in _py("agent", "loop.py") + _py("agent", "session.py") + _py("agent", "turns.py")
+        for line, module in _function_level_imports(path)
+        if module in (loop, session, turns)
+    ]
+    assert not hidden, "function-level imports between loop and session:\n" + "\n".join(hidden)
+    assert session in [m for _, m in _absolute_imports(SERVER / "agent" / "loop.py")]  # the scan sees the real edge
+
+
 # Modules both front ends share that import nothing else of ours (checked below).
 SHARED_LEAVES = ("shiro_neko.user_settings", "shiro_neko.trace", "shiro_neko.warm_socket")
 

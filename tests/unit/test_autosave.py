@@ -21,6 +21,7 @@ from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.model.transcript import TextPart, UserMessage
 from shiro_neko.config import Settings
+from shiro_neko.model.session_state import SessionState
 from shiro_neko.features.sessions import DEBOUNCE_S, MAX_GAP_S, SessionsFeature
 
 
@@ -33,7 +34,7 @@ def feature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionsFeature:
 
 def _session(tmp_path: Path) -> AgentSession:
     deps = SessionDeps(settings=Settings, sink=ListSink(), host=DiskToolHost(tmp_path), provider=lambda s: None)
-    return AgentSession(id="0193ab2c-0000-7000-8000-000000000001", root=tmp_path, deps=deps)
+    return AgentSession(SessionState(id="0193ab2c-0000-7000-8000-000000000001", cwd=str(tmp_path)), deps)
 
 
 async def _watch(path: Path, saves: list[float], stop: asyncio.Event) -> None:

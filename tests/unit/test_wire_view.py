@@ -13,6 +13,7 @@ from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.model.transcript import AssistantMessage, Message, ReasoningPart, TextPart, UserMessage
 from shiro_neko.agent.wire_view import WireView
 from shiro_neko.config import Settings
+from shiro_neko.model.session_state import SessionState
 from tests.unit.test_prune import markers, step, user
 
 NO_SUMMARY = "No summary of that part is available"
@@ -20,7 +21,7 @@ NO_SUMMARY = "No summary of that part is available"
 
 def session_with(tmp_path: Path, messages: list[Message]) -> AgentSession:
     deps = SessionDeps(settings=Settings, sink=ListSink(), host=DiskToolHost(tmp_path), provider=lambda s: None)
-    return AgentSession(id="s1", root=tmp_path, deps=deps, messages=messages)
+    return AgentSession(SessionState(id="s1", cwd=str(tmp_path), messages=messages), deps)
 
 
 class Summarizer:
