@@ -15,7 +15,8 @@ from typing import Any
 import msgspec
 import uuid_utils
 
-from ..model.session_state import Notebook, SessionState
+from ..model.session_state import Notebook as Notebook, SessionState
+from ..model.todo import Todo as Todo  # the record's vocabulary, importable from here as before
 from ..model.transcript import Message, TextPart, UserMessage
 
 #: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
