@@ -26,6 +26,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
+from .. import protocol as wire
 from ..model.workspace_files import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
@@ -465,7 +466,7 @@ class Interactive:
             result = await self.conn.compact(focus or None)
         except CommandError as exc:
             if exc.not_defined:
-                self.say([("yellow", "this server has no /compact yet (shiro.compact is not defined)")])
+                self.say([("yellow", f"this server has no /compact yet ({wire.COMPACT} is not defined)")])
                 return
             raise
         self.say([("green", f"compacted: {result.get('messagesBefore')} messages → {result.get('messagesAfter')}")])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -282,6 +283,49 @@ def test_loop_and_session_do_not_import_each_other() -> None:
     ]
     assert not hidden, "function-level imports between loop and session:\n" + "\n".join(hidden)
     assert session in [m for _, m in _absolute_imports(SERVER / "agent" / "loop.py")]  # the scan sees the real edge
+
+
+WIRE_NAME = re.compile(r"\bshiro(?:/[A-Za-z]|\.(\w+))")
+
+
+def _is_wire_name(text: str) -> bool:
+    # `shiro.<setting>` names a setting of the `shiro` section, not a command.
+    from shiro_neko.config import Settings
+
+    return any(m.group(1) not in Settings.__struct_fields__ for m in WIRE_NAME.finditer(text))
+
+
+def _wire_name_literals(path: Path, root: Path = ROOT) -> list[str]:
+    """String literals (f-string parts too, docstrings not) that spell a `shiro.`/`shiro/` name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+        and _is_wire_name(node.value)
+    ]
+
+
+def test_wire_names_are_spelled_only_in_protocol_py() -> None:
+    # The terminal client, the LSP glue and the core take every method and command name from the
+    # constants in protocol.py (COMMANDS, NOTIFICATIONS, SERVER_REQUESTS), so a rename is one line.
+    files = [p for p in _py("") if p != SERVER / "protocol.py"]
+    assert SERVER / "client" / "connection.py" in files
+    offenders = [hit for path in files for hit in _wire_name_literals(path)]
+    assert not offenders, "wire names written outside protocol.py:\n" + "\n".join(offenders)
+
+
+def test_the_wire_name_scan_sees_literals_and_skips_docstrings(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""shiro.chat: docs may name it."""\nX = f"{1} shiro/event"\nY = "shiro.resume"\nZ = "shiro_neko.x"\nS = "set shiro.baseUrl"\n')
+    hits = [hit.split(": ", 1)[1] for hit in _wire_name_literals(sample, root=tmp_path)]
+    assert sorted(hits) == ["' shiro/event'", "'shiro.resume'"]
 
 
 # Modules both front ends share that import nothing else of ours (checked below).
