@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,8 +133,6 @@ class McpConnection:
         self.error: str | None = None
         self.tools: list[McpTool] = []
         self.skipped: list[tuple[str, str]] = []  # (tool, why) for tools whose schema is unusable
-        self.started_at = 0.0
-        self.ready_at = 0.0
         self._on_change = on_change
         self._session: ClientSession | None = None
         self._ready = asyncio.Event()
@@ -154,7 +151,6 @@ class McpConnection:
         self._ready.clear()
         self._stop.clear()
         self._stopping = False
-        self.started_at = time.monotonic()
         self._task = asyncio.create_task(self._own(), name=f"mcp-server-{self.name}")
 
     async def wait_ready(self, timeout: float) -> bool:
@@ -191,7 +187,6 @@ class McpConnection:
                     self._set_tools(listed.tools)
                     self._session = session
                     self.state, self.error = "ready", None
-                    self.ready_at = time.monotonic()
                     self._ready.set()
                     self._on_change(self)
                     await self._stop.wait()
