@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:
-        server.start_io()
+        server.serve_stdio()
     server.after_exit()
     mark_peak_rss("server")
     mark("server-exit")

@@ -1,59 +1,67 @@
 """Streamed text reaches the editor as fast as it can take it, and never more than that.
 
-A `text_delta` / `reasoning_delta` event is not written at once: it waits for the end of the
-current event-loop step, and the deltas of the same kind, session and turn that arrive meanwhile
-join it. A client that keeps up sees one notification per network read (latency: one loop step);
-a slower one makes the server's writes block, during which the provider's stream piles up in its
-socket buffer, and the next step sends what piled up as one notification. Text is only ever
-concatenated, never dropped, and any other event sends the pending text first, so the order the
-loop emitted stays the order on the wire.
+A `text_delta` / `reasoning_delta` event goes out at once while the output is idle: a client
+that keeps up gets every delta as its own notification, with no added wait. While a write is
+still pending (the client has not read what we sent, `busy()` is true), deltas of the same kind,
+session and turn join one pending event; it is sent when the output drains (`drained()`),
+before any other event (so the order the loop emitted stays the order on the wire), or when it
+reaches `limit` characters. Text is only ever concatenated, never dropped, and the pending text
+is bounded: past `limit` it goes to the writer, whose own buffer is bounded (`lsp/pipe_writer.py`:
+past its limit it blocks, which stops the loop from reading the provider's stream).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Callable
+from typing import Callable, Union
 
-COALESCED = ("text_delta", "reasoning_delta")
+import msgspec
+
+from .protocol import Event, ReasoningDeltaEvent, TextDeltaEvent
+
+Delta = Union[TextDeltaEvent, ReasoningDeltaEvent]
+LIMIT_CHARS = 64 * 1024
+
+
+def _never_busy() -> bool:
+    return False
 
 
 class DeltaCoalescer:
-    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, send: Callable[[Event], None], busy: Callable[[], bool] = _never_busy,
+                 limit: int = LIMIT_CHARS) -> None:
         self._send = send
-        self._pending: dict[str, Any] | None = None
+        self.busy = busy
+        self._limit = limit
+        self._pending: Delta | None = None
         self._parts: list[str] = []
-        self._scheduled = False
+        self._size = 0
 
-    def event(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
-        if kind in COALESCED and isinstance(payload.get("text"), str):
+    def event(self, event: Event) -> None:
+        if isinstance(event, (TextDeltaEvent, ReasoningDeltaEvent)):
             pending = self._pending
-            if pending is not None and all(pending.get(k) == payload.get(k) for k in ("type", "sessionId", "turnId")):
-                self._parts.append(payload["text"])
+            if pending is not None:
+                if type(pending) is type(event) and pending.sessionId == event.sessionId and pending.turnId == event.turnId:
+                    self._parts.append(event.text)
+                    self._size += len(event.text)
+                    if self._size >= self._limit:
+                        self.flush()
+                    return
+                self.flush()
+            if not self.busy():
+                self._send(event)
                 return
-            self.flush()
-            self._pending, self._parts = payload, [payload["text"]]
-            self._schedule()
+            self._pending, self._parts, self._size = event, [event.text], len(event.text)
             return
         self.flush()
-        self._send(payload)
+        self._send(event)
 
-    def _schedule(self) -> None:
-        if self._scheduled:
-            return
-        try:
-            asyncio.get_running_loop().call_soon(self._on_tick)
-            self._scheduled = True
-        except RuntimeError:  # no loop (after it ended): nothing to wait for
-            self.flush()
-
-    def _on_tick(self) -> None:
-        self._scheduled = False
+    def drained(self) -> None:
+        """The output has written everything it held: what waited goes now."""
         self.flush()
 
     def flush(self) -> None:
         pending, parts = self._pending, self._parts
         if pending is None:
             return
-        self._pending, self._parts = None, []
-        self._send({**pending, "text": "".join(parts)} if len(parts) > 1 else pending)
+        self._pending, self._parts, self._size = None, [], 0
+        self._send(msgspec.structs.replace(pending, text="".join(parts)) if len(parts) > 1 else pending)

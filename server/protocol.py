@@ -103,6 +103,7 @@ class ChatResult(msgspec.Struct, omit_defaults=True):
     status: TurnStatus
     text: str
     error: str | None = None
+    refused: bool = False  # as on `turn_end`
 
 
 class AbortResult(msgspec.Struct):
@@ -336,6 +337,7 @@ class TurnEndEvent(_Event, tag="turn_end"):
     status: TurnStatus
     text: str
     error: str | None = None
+    refused: bool = False  # `completed`, but the model declined: `text` is its refusal (sent only when true)
 
 
 Event = Union[

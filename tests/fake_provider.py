@@ -172,6 +172,10 @@ class Reply:
     reasoning: str | None = None
     encrypted: str | None = None
     calls: list[Call] = field(default_factory=list)
+    # The model declines: Responses sends a message content part ``{"type": "refusal"}``
+    # (streamed as ``response.refusal.delta`` / ``.done``), Chat ``delta.refusal`` /
+    # ``message.refusal`` with ``content`` null; after ``text`` when both are given.
+    refusal: str | None = None
     chunks: int = 3
     delay: float = 0.0
     usage: tuple[int, int] | None = None
@@ -778,13 +782,18 @@ class _Handler(BaseHTTPRequestHandler):
                 "summary": [{"type": "summary_text", "text": reply.reasoning}] if reply.reasoning else [],
                 "encrypted_content": reply.encrypted if want_encrypted else None,
             })
-        if reply.text is not None or (not reply.calls and not output):
+        if reply.text is not None or reply.refusal is not None or (not reply.calls and not output):
+            content: list[dict[str, Any]] = []
+            if reply.text is not None or reply.refusal is None:
+                content.append({"type": "output_text", "text": reply.text or "", "annotations": [], "logprobs": []})
+            if reply.refusal is not None:
+                content.append({"type": "refusal", "refusal": reply.refusal})
             output.append({
                 "id": "msg_" + _hex(48),
                 "type": "message",
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": reply.text or "", "annotations": [], "logprobs": []}],
+                "content": content,
             })
         for call in reply.calls:
             output.append({
@@ -801,7 +810,8 @@ class _Handler(BaseHTTPRequestHandler):
             in_tok, out_tok = reply.usage
         else:
             in_tok = _tokens(json.dumps(body.get("input", "")) + (body.get("instructions") or ""))
-            out_tok = reasoning_tokens + _tokens(reply.text or "") + sum(_tokens(c.arguments_json) for c in reply.calls)
+            out_tok = (reasoning_tokens + _tokens(reply.text or "") + _tokens(reply.refusal or "")
+                       + sum(_tokens(c.arguments_json) for c in reply.calls))
         usage = {
             "input_tokens": in_tok,
             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
@@ -880,18 +890,27 @@ class _Handler(BaseHTTPRequestHandler):
                     ev("response.reasoning_summary_part.done", item_id=iid, output_index=idx,
                        summary_index=s_idx, part=dict(part))
             elif item["type"] == "message":
-                text = item["content"][0]["text"]
                 ev("response.output_item.added", output_index=idx,
                    item={**item, "status": "in_progress", "content": []})
-                ev("response.content_part.added", item_id=iid, output_index=idx, content_index=0,
-                   part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
-                for piece in _split(text, reply.chunks):
-                    ev("response.output_text.delta", item_id=iid, output_index=idx, content_index=0,
-                       delta=piece, logprobs=[])
-                ev("response.output_text.done", item_id=iid, output_index=idx, content_index=0,
-                   text=text, logprobs=[])
-                ev("response.content_part.done", item_id=iid, output_index=idx, content_index=0,
-                   part=dict(item["content"][0]))
+                for c_idx, part in enumerate(item["content"]):
+                    if part["type"] == "refusal":
+                        ev("response.content_part.added", item_id=iid, output_index=idx, content_index=c_idx,
+                           part={"type": "refusal", "refusal": ""})
+                        for piece in _split(part["refusal"], reply.chunks):
+                            ev("response.refusal.delta", item_id=iid, output_index=idx, content_index=c_idx,
+                               delta=piece)
+                        ev("response.refusal.done", item_id=iid, output_index=idx, content_index=c_idx,
+                           refusal=part["refusal"])
+                    else:
+                        ev("response.content_part.added", item_id=iid, output_index=idx, content_index=c_idx,
+                           part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
+                        for piece in _split(part["text"], reply.chunks):
+                            ev("response.output_text.delta", item_id=iid, output_index=idx, content_index=c_idx,
+                               delta=piece, logprobs=[])
+                        ev("response.output_text.done", item_id=iid, output_index=idx, content_index=c_idx,
+                           text=part["text"], logprobs=[])
+                    ev("response.content_part.done", item_id=iid, output_index=idx, content_index=c_idx,
+                       part=dict(part))
             else:
                 ev("response.output_item.added", output_index=idx,
                    item={**item, "status": "in_progress", "arguments": ""})
@@ -934,7 +953,7 @@ class _Handler(BaseHTTPRequestHandler):
             prompt_tok, completion_tok = reply.usage
         else:
             prompt_tok = _tokens(json.dumps(body.get("messages", [])))
-            completion_tok = (_tokens(reply.reasoning or "") + _tokens(reply.text or "")
+            completion_tok = (_tokens(reply.reasoning or "") + _tokens(reply.text or "") + _tokens(reply.refusal or "")
                               + sum(_tokens(c.arguments_json) for c in reply.calls))
         usage = {"prompt_tokens": prompt_tok, "completion_tokens": completion_tok,
                  "total_tokens": prompt_tok + completion_tok}
@@ -942,7 +961,7 @@ class _Handler(BaseHTTPRequestHandler):
                        "function": {"name": c.name, "arguments": c.arguments_json}} for c in reply.calls]
 
         if not body.get("stream"):
-            message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": reply.refusal}
             if reply.reasoning is not None:
                 message["reasoning_content"] = reply.reasoning
             if tool_calls:
@@ -967,11 +986,15 @@ class _Handler(BaseHTTPRequestHandler):
                 obj["usage"] = None
             return b"data: " + json.dumps(obj).encode() + b"\n\n"
 
-        frames = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        # A refusing answer opens with content null and an empty refusal, as the live API does.
+        opening = {"content": None, "refusal": ""} if reply.refusal is not None and reply.text is None else {"content": "", "refusal": None}
+        frames = [chunk({"role": "assistant", **opening})]
         for piece in _split(reply.reasoning or "", reply.chunks):
             frames.append(chunk({"reasoning_content": piece}))
         for piece in _split(reply.text or "", reply.chunks):
             frames.append(chunk({"content": piece}))
+        for piece in _split(reply.refusal or "", reply.chunks):
+            frames.append(chunk({"refusal": piece}))
         for k, c in enumerate(reply.calls):
             frames.append(chunk({"tool_calls": [{"index": k, "id": c.call_id, "type": "function",
                                                  "function": {"name": c.name, "arguments": ""}}]}))

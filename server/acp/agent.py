@@ -222,6 +222,8 @@ def stop_reason(outcome: TurnOutcome) -> schema.StopReason:
         raise RequestError(-32603, outcome.error or "the turn failed", {"text": outcome.text})
     if outcome.max_steps_reached:
         return "max_turn_requests"
+    if outcome.refused:
+        return "refusal"
     return "end_turn"
 
 

@@ -25,11 +25,15 @@ async def _compact(service: "ShiroService", session: "AgentSession", focus: str)
     return f"Compacted {result.messagesBefore} messages to {result.messagesAfter}.\n\n{result.summary}"
 
 
-async def _notes(service: "ShiroService", session: "AgentSession", _: str) -> str:
+async def _entries(service: "ShiroService", session: "AgentSession") -> str:
     entries = await service.memory.run(service.workspace_of(session), lambda m: m.entries())
     if not entries:
         return "Project memory is empty."
     return "\n".join(f"- **{e.kind}** {e.text} _(hits {e.hits})_" for e in entries)
+
+
+async def _notes(service: "ShiroService", session: "AgentSession", _: str) -> str:
+    return await _entries(service, session)
 
 
 async def _todos(service: "ShiroService", session: "AgentSession", _: str) -> str:
@@ -44,7 +48,8 @@ async def _memory(service: "ShiroService", session: "AgentSession", _: str) -> s
     result = await service.memory.compact(service.workspace_of(session))
     if not result.ran:
         return f"Memory left as it was: {result.reason or 'nothing to do'} ({result.before} entries)."
-    return f"Memory compacted: {result.before} entries to {result.after}."
+    # The editor has no other view of the store: the merged entries are the answer's point.
+    return f"Memory compacted: {result.before} entries to {result.after}.\n\n{await _entries(service, session)}"
 
 
 async def _sessions(service: "ShiroService", session: "AgentSession", _: str) -> str:

@@ -31,6 +31,7 @@ from .provider.base import (
     ProviderError,
     ProviderRequest,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     ToolSpec,
 )
@@ -46,6 +47,7 @@ from ..model.transcript import (
     UserMessage,
     final_text,
     pending_calls,
+    refused,
     strip_item_ids,
 )
 from .usage import count_usage, side_counter
@@ -63,6 +65,7 @@ class TurnState:
     session: AgentSession
     turn_id: str
     text: str = ""
+    refused: bool = False  # the model declined in the turn's last response
     recovered_missing_item: bool = False
     view: WireView = field(default_factory=WireView)
     prompt: str | None = None
@@ -105,7 +108,8 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
-    state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text, error=outcome.error or None))
+    state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text,
+                            error=outcome.error or None, refused=outcome.refused))
     session.changed(turn_ended=True)
     return outcome
 
@@ -131,7 +135,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
         steps += 1
         message = await _provider_step(state)
         if not any(isinstance(p, ToolCallPart) for p in message.content):
-            return TurnOutcome("completed", text=state.text)
+            return TurnOutcome("completed", text=state.text, refused=state.refused)
 
 
 async def _request(state: TurnState) -> ProviderRequest:
@@ -166,7 +170,8 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
         output_started = False
         try:
             async for event in provider.stream(request):
-                if isinstance(event, TextDelta):
+                if isinstance(event, (TextDelta, RefusalDelta)):
+                    # A refusal streams as the assistant's text: every client shows it as it is.
                     received.append(event.text)
                     state.emit(TextDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, ReasoningDelta):
@@ -211,6 +216,7 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
     text = final_text(message)
     if text:
         state.text = text
+    state.refused = refused(message)
     for part in message.content:
         if isinstance(part, ToolCallPart):
             state.emit(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .provider.base import Completed, Provider, ProviderError, ProviderRequest, Usage
-from ..model.transcript import UserMessage, TextPart, final_text
+from ..model.transcript import UserMessage, TextPart, final_text, refused
 
 
 async def ask_model(
@@ -18,5 +18,8 @@ async def ask_model(
         if isinstance(event, Completed):
             if usage is not None:
                 usage(event.usage)
+            if refused(event.message):
+                # A refusal is no summary: taking it as one would replace the history with it.
+                raise ProviderError(f"the model declined: {final_text(event.message)}")
             return final_text(event.message)
     raise ProviderError("the provider stream ended without a response")

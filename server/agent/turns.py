@@ -27,6 +27,7 @@ class TurnOutcome:
     text: str = ""
     error: str | None = None
     max_steps_reached: bool = False  # completed, but cut off by `maxSteps` (ACP: max_turn_requests)
+    refused: bool = False  # completed with the model declining (a refusal part; ACP: refusal)
 
 
 @dataclass

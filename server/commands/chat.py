@@ -28,7 +28,7 @@ def register(server: "ShiroServer") -> None:
             raise JsonRpcRequestCancelled(f"{wire.CHAT} was cancelled") from None
         finally:
             ls.chat_requests.pop(request_id, None)
-        return ChatResult(session.id, item.turn_id, outcome.status, outcome.text, outcome.error)
+        return ChatResult(session.id, item.turn_id, outcome.status, outcome.text, outcome.error, outcome.refused)
 
     @command(server, wire.ABORT, SessionArgs)
     async def abort(ls: "ShiroServer", args: SessionArgs) -> AbortResult:

@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import protocol as wire
+from ..delta_coalescing import DeltaCoalescer
 from ..agent.events import ApprovalAnswer, ApprovalRequest
 from ..agent.tools.disk_host import DiskToolHost
 from .client_approval import ask_in_client, offers_client_approvals
@@ -28,6 +29,17 @@ class LspSink:
 
     def __init__(self, server: "LanguageServer") -> None:
         self.server = server
+        # Streamed text goes out at once, and is joined only while the client is behind.
+        self.deltas = DeltaCoalescer(self._send_event)
+
+    def use_writer(self, writer: Any) -> None:
+        """The output writer (lsp/pipe_writer.py) tells when a write is pending and when it drained."""
+        self.deltas.busy = lambda: bool(writer.pending)
+        writer.on_drained = self.deltas.drained
+        self.server.protocol.before_send = self.deltas.flush  # type: ignore[attr-defined]
+
+    def _send_event(self, event: wire.Event) -> None:
+        self._notify(wire.EVENT, event)
 
     def _notify(self, method: str, payload: msgspec.Struct) -> None:
         try:
@@ -36,7 +48,7 @@ class LspSink:
             log.debug("could not send %s", method, exc_info=True)
 
     def event(self, event: wire.Event) -> None:
-        self._notify(wire.EVENT, event)
+        self.deltas.event(event)
 
     def todos(self, payload: wire.TodosNotification) -> None:
         self._notify(wire.TODOS_NOTIFICATION, payload)

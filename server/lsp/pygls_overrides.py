@@ -23,14 +23,25 @@ turn a workaround into a no-op.
    is never answered and the client waits for ever (no upstream issue found). Override:
    `structure_message` answers it with -32602 naming what did not fit, then re-raises as before
    (`tests/lsp/test_fuzz.py::test_params_that_do_not_fit_get_a_clear_error`).
+5. `start_io` writes with `StdoutWriter`, a blocking write and flush on the event loop: a client
+   slow to read stalls the whole server, and streamed deltas cannot be joined while a write waits.
+   Override: `serve_io` is pygls's `_start_io_async` with `lsp/pipe_writer.PipeWriter` (non-blocking,
+   bounded) when stdout is a pipe or a socket; it reuses pygls's `StdinAsyncReader` and `run_async`.
+   `_send_data` first runs `before_send` (the sink sends streamed text it still holds), so a
+   response or request never overtakes text emitted before it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+
+import logging
+import sys
+import threading
+from typing import Any, BinaryIO, Callable, Protocol
 
 from cattrs import transform_error
+from pygls.io_ import StdinAsyncReader, run_async
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
@@ -40,6 +51,13 @@ class CancelsRequests(Protocol):
 
 
 class ShiroProtocol(LanguageServerProtocol):
+    before_send: Callable[[], None] | None = None
+
+    def _send_data(self, data: Any) -> None:
+        if self.before_send is not None:
+            self.before_send()
+        super()._send_data(data)
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         super()._handle_cancel_notification(msg_id)  # the client gets -32800 at once
         cancel = getattr(self._server, "cancel_request", None)
@@ -78,3 +96,35 @@ class ShiroProtocol(LanguageServerProtocol):
     def _pop_if_same(self, msg_id: Any, future: Any) -> None:
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
+
+
+def serve_io(server: Any, on_writer: Callable[[Any], None], stdin: BinaryIO | None = None,
+             stdout: BinaryIO | None = None) -> None:
+    """`server.start_io()` with a writer that never blocks the loop (override 5)."""
+    from . import pipe_writer
+
+    out = stdout or sys.stdout.buffer
+    if not pipe_writer.suits(out):
+        server.start_io(stdin, stdout)
+        return
+    server._stop_event = threading.Event()
+    reader = StdinAsyncReader(stdin or sys.stdin.buffer, server.thread_pool)
+
+    async def serve() -> None:
+        writer = pipe_writer.PipeWriter(out, asyncio.get_running_loop())
+        server.protocol.set_writer(writer)
+        on_writer(writer)
+        try:
+            await run_async(stop_event=server._stop_event, reader=reader, protocol=server.protocol,
+                            logger=logging.getLogger("pygls.server"), error_handler=server.report_server_error)
+        finally:
+            writer.finish()
+
+    try:
+        asyncio.run(serve())
+    except BrokenPipeError:
+        logging.getLogger(__name__).error("Connection to the client is lost! Shutting down the server.")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()

@@ -17,7 +17,7 @@ from .. import __version__
 from ..protocol import SECTION, plain
 from ..service import ShiroService
 from .bridge import LspSink, LspToolHost
-from .pygls_overrides import ShiroProtocol
+from .pygls_overrides import ShiroProtocol, serve_io
 from ..trace import mark
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,10 @@ class ShiroServer(LanguageServer):
         except asyncio.TimeoutError:
             log.warning("no answer to workspace/configuration; using initializationOptions")
             self._settings_event().set()
+
+    def serve_stdio(self) -> None:
+        """LSP over stdin/stdout, written without blocking the loop (`pygls_overrides.serve_io`)."""
+        serve_io(self, self.sink.use_writer)
 
     def after_exit(self) -> None:
         """The pipe closed without `shutdown`: flush anyway and say so on our own log (stderr)."""

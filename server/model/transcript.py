@@ -15,6 +15,9 @@ import msgspec
 class TextPart(msgspec.Struct, tag="text", tag_field="type", omit_defaults=True, rename="camel"):
     text: str
     item_id: str | None = None
+    # The model declined: `text` is its refusal (Responses `refusal` content, Chat `refusal`).
+    # A flag on a text part, not a new part type, so every reader of PROTOCOL.md's shape shows it.
+    refusal: bool = False
 
 
 class ReasoningPart(msgspec.Struct, tag="reasoning", tag_field="type", omit_defaults=True, rename="camel"):
@@ -66,8 +69,13 @@ def user_text(text: str) -> UserMessage:
 
 
 def final_text(message: AssistantMessage) -> str:
-    """The visible text of one assistant message (its text parts joined)."""
+    """The visible text of one assistant message (its text parts joined, a refusal included)."""
     return "".join(p.text for p in message.content if isinstance(p, TextPart))
+
+
+def refused(message: AssistantMessage) -> bool:
+    """The model declined in this response (a refusal part)."""
+    return any(isinstance(p, TextPart) and p.refusal for p in message.content)
 
 
 def pending_calls(messages: list[Message]) -> list[ToolCallPart]:

@@ -1,54 +1,117 @@
-"""Deltas that arrive within one event-loop step go out as one event; nothing is lost or reordered."""
+"""Deltas go out at once while the output is idle and are joined only while a write is pending;
+nothing is lost or reordered, and both the pending text and the writer's buffer are bounded."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import os
+import threading
 
 from shiro_neko.delta_coalescing import DeltaCoalescer
+from shiro_neko.lsp.pipe_writer import PipeWriter
+from shiro_neko.protocol import Event, ReasoningDeltaEvent, TextDeltaEvent, ToolCallEvent
 
 
-def delta(text: str, kind: str = "text_delta", turn: str = "t1") -> dict[str, Any]:
-    return {"sessionId": "s", "turnId": turn, "type": kind, "text": text}
+def delta(text: str, turn: str = "t1") -> TextDeltaEvent:
+    return TextDeltaEvent(sessionId="s", turnId=turn, text=text)
 
 
-async def test_a_burst_is_joined_and_a_trickle_is_not() -> None:
-    sent: list[dict[str, Any]] = []
-    sink = DeltaCoalescer(sent.append)
-    for piece in ("a", "b", "c"):  # one burst: no loop step between them
+def texts(sent: list[Event]) -> list[tuple[str, str | None]]:
+    return [(type(e).__name__, getattr(e, "text", None)) for e in sent]
+
+
+def test_an_idle_output_gets_every_delta_at_once() -> None:
+    sent: list[Event] = []
+    sink = DeltaCoalescer(sent.append, busy=lambda: False)
+    for piece in ("a", "b", "c"):
+        sink.event(delta(piece))
+        assert sent[-1] == delta(piece)
+    assert len(sent) == 3
+
+
+def test_a_pending_write_joins_deltas_until_it_drains() -> None:
+    sent: list[Event] = []
+    busy = [True]
+    sink = DeltaCoalescer(sent.append, busy=lambda: busy[0])
+    for piece in ("a", "b", "c"):
         sink.event(delta(piece))
     assert sent == []
-    await asyncio.sleep(0)
+    busy[0] = False
+    sink.drained()
     assert sent == [delta("abc")]
     sink.event(delta("d"))
-    await asyncio.sleep(0)
-    sink.event(delta("e"))
-    await asyncio.sleep(0)
-    assert [e["text"] for e in sent] == ["abc", "d", "e"]
+    assert sent[-1] == delta("d")
 
 
-async def test_other_events_flush_first_and_kinds_never_mix() -> None:
-    sent: list[dict[str, Any]] = []
-    sink = DeltaCoalescer(sent.append)
-    sink.event(delta("think", "reasoning_delta"))
+def test_other_events_flush_first_and_kinds_and_turns_never_mix() -> None:
+    sent: list[Event] = []
+    sink = DeltaCoalescer(sent.append, busy=lambda: True)
+    sink.event(ReasoningDeltaEvent(sessionId="s", turnId="t1", text="think"))
     sink.event(delta("x"))
     sink.event(delta("y"))
     sink.event(delta("z", turn="t2"))
-    sink.event({"sessionId": "s", "turnId": "t2", "type": "tool_call", "name": "read"})
+    sink.event(ToolCallEvent(sessionId="s", turnId="t2", toolCallId="c1", toolName="read_file", input={}))
     sink.event(delta("after"))
-    await asyncio.sleep(0)
-    assert [(e["type"], e.get("text")) for e in sent] == [
-        ("reasoning_delta", "think"), ("text_delta", "xy"), ("text_delta", "z"), ("tool_call", None), ("text_delta", "after")]
-
-
-async def test_ten_thousand_deltas_keep_every_character() -> None:
-    sent: list[dict[str, Any]] = []
-    sink = DeltaCoalescer(sent.append)
-    pieces = [f"{i} " for i in range(10_000)]
-    for n, piece in enumerate(pieces):
-        sink.event(delta(piece))
-        if n % 7 == 0:
-            await asyncio.sleep(0)
     sink.flush()
-    assert "".join(e["text"] for e in sent) == "".join(pieces)
-    assert len(sent) < len(pieces)
+    assert texts(sent) == [("ReasoningDeltaEvent", "think"), ("TextDeltaEvent", "xy"), ("TextDeltaEvent", "z"),
+                           ("ToolCallEvent", None), ("TextDeltaEvent", "after")]
+
+
+def test_pending_text_is_bounded_and_every_character_kept() -> None:
+    sent: list[Event] = []
+    sink = DeltaCoalescer(sent.append, busy=lambda: True, limit=100)
+    pieces = [f"{i} " for i in range(10_000)]
+    for piece in pieces:
+        sink.event(delta(piece))
+    assert all(len(e.text) < 100 + 8 for e in sent if isinstance(e, TextDeltaEvent))
+    sink.flush()
+    assert "".join(e.text for e in sent if isinstance(e, TextDeltaEvent)) == "".join(pieces)
+
+
+async def test_the_writer_is_pending_while_the_pipe_is_full_and_says_when_it_drained() -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(write_fd, "wb") as out:
+        writer = PipeWriter(out, asyncio.get_running_loop(), limit=1 << 30)
+        drained = asyncio.Event()
+        writer.on_drained = drained.set
+        writer.write(b"x" * 10)
+        assert not writer.pending  # the pipe took it: nothing waits
+        block = b"y" * (1 << 20)  # more than a pipe holds
+        writer.write(block)
+        assert writer.pending
+        got = bytearray()
+
+        def read_all() -> None:
+            while len(got) < 10 + len(block):
+                got.extend(os.read(read_fd, 1 << 16))
+
+        reader = asyncio.ensure_future(asyncio.to_thread(read_all))
+        await asyncio.wait_for(drained.wait(), 30)
+        await reader
+        assert not writer.pending and bytes(got) == b"x" * 10 + block
+        writer.finish()
+    os.close(read_fd)
+
+
+async def test_the_writer_blocks_past_its_limit_instead_of_growing() -> None:
+    read_fd, write_fd = os.pipe()
+    got = bytearray()
+    total = 4 << 20
+
+    def read_slowly() -> None:
+        while len(got) < total:
+            got.extend(os.read(read_fd, 1 << 16))
+
+    with os.fdopen(write_fd, "wb") as out:
+        writer = PipeWriter(out, asyncio.get_running_loop(), limit=256 * 1024)
+        thread = threading.Thread(target=read_slowly)
+        thread.start()
+        peak = 0
+        for _ in range(total // 4096):
+            writer.write(b"z" * 4096)
+            peak = max(peak, len(writer._buffer))
+        writer.finish()
+        thread.join(30)
+    os.close(read_fd)
+    assert bytes(got) == b"z" * total
+    assert peak <= 256 * 1024 + 4096

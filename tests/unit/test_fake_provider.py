@@ -156,6 +156,44 @@ async def test_chat_non_stream(fake: FakeProvider, client: AsyncOpenAI) -> None:
     assert (done.choices[0].message.model_extra or {})["reasoning_content"] == "r"
 
 
+async def test_responses_refusal_streams_as_the_api_does(fake: FakeProvider, client: AsyncOpenAI) -> None:
+    fake.script(Reply(refusal="I can't help with that.", chunks=3))
+    events = await collect(await client.responses.create(model="m", input=[user("hi")], stream=True))
+    for e in events:  # the SDK's strict types accept every refusal event
+        EVENT_ADAPTER.validate_python(e.to_dict())
+    types = [e.type for e in events]
+    assert types[2:5] == ["response.output_item.added", "response.content_part.added", "response.refusal.delta"]
+    assert events[3].part.type == "refusal"
+    assert "".join(e.delta for e in events if e.type == "response.refusal.delta") == "I can't help with that."
+    assert types.count("response.refusal.delta") == 3 and "response.output_text.delta" not in types
+    (done,) = [e for e in events if e.type == "response.refusal.done"]
+    assert done.refusal == "I can't help with that."
+    resp = events[-1].response
+    Response.model_validate(resp.to_dict())
+    (part,) = resp.output[0].content
+    assert part.type == "refusal" and part.refusal == "I can't help with that." and resp.output_text == ""
+
+
+async def test_responses_text_then_refusal_are_two_content_parts(fake: FakeProvider, client: AsyncOpenAI) -> None:
+    fake.script(Reply(text="Well.", refusal="No."))
+    resp = await client.responses.create(model="m", input="hi")
+    Response.model_validate(resp.to_dict())
+    assert [c.type for c in resp.output[0].content] == ["output_text", "refusal"]
+
+
+async def test_chat_refusal_streams_and_answers_as_the_api_does(fake: FakeProvider, client: AsyncOpenAI) -> None:
+    fake.script(Reply(refusal="I can't help with that."), Reply(refusal="Nope."))
+    chunks = await collect(await client.chat.completions.create(model="m", messages=[user("hi")], stream=True))
+    with_choices = [c for c in chunks if c.choices]
+    first = with_choices[0].choices[0].delta
+    assert first.role == "assistant" and first.content is None and first.refusal == ""
+    assert "".join(c.choices[0].delta.refusal or "" for c in with_choices) == "I can't help with that."
+    assert all(not c.choices[0].delta.content for c in with_choices)
+    assert with_choices[-1].choices[0].finish_reason == "stop"
+    done = await client.chat.completions.create(model="m", messages=[user("hi")])
+    assert done.choices[0].message.refusal == "Nope." and done.choices[0].message.content is None
+
+
 # ------------------------------------------------------------ Responses checks
 async def test_item_reference_accepted_then_404_after_forget(fake: FakeProvider, client: AsyncOpenAI) -> None:
     resp = await stored_turn(fake, client, Reply(text="t", reasoning="r", calls=[Call("f", {}, call_id="call_1")]))

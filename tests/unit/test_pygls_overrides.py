@@ -68,3 +68,12 @@ async def test_finished_futures_are_dropped_and_cancel_reaches_the_server() -> N
 
     protocol._handle_cancel_notification("req-2")  # unknown to pygls: still reaches the server
     assert cancelled == ["req-2"]
+
+
+def test_the_io_loop_pieces_serve_io_reuses_are_there() -> None:
+    from pygls import io_
+
+    assert _params(io_.run_async)[:3] == ["stop_event", "reader", "protocol"]
+    assert _params(io_.StdinAsyncReader) == ["stdin", "executor"]
+    assert _params(JsonRPCProtocol._send_data) == ["self", "data"]
+    assert _params(JsonRPCProtocol.set_writer)[:2] == ["self", "writer"]

@@ -19,6 +19,7 @@ from shiro_neko.agent.provider.base import (
     ProviderError,
     ProviderRequest,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     ToolSpec,
     Usage,
@@ -305,6 +306,47 @@ async def test_responses_stream_ending_early_raises() -> None:
     assert info.value.retryable and "ended" in info.value.message
 
 
+REFUSAL_MESSAGE = {"id": "msg_2", "type": "message", "role": "assistant", "status": "completed",
+                   "content": [{"type": "refusal", "refusal": "I can't help with that."}]}
+
+
+async def test_responses_refusal_streams_and_marks_its_part() -> None:
+    events = await responses_events([
+        {"type": "response.output_item.added", "output_index": 0, "item": {**REFUSAL_MESSAGE, "content": []}},
+        {"type": "response.content_part.added", "item_id": "msg_2", "output_index": 0, "content_index": 0,
+         "part": {"type": "refusal", "refusal": ""}},
+        {"type": "response.refusal.delta", "item_id": "msg_2", "output_index": 0, "content_index": 0, "delta": "I can't "},
+        {"type": "response.refusal.delta", "item_id": "msg_2", "output_index": 0, "content_index": 0, "delta": "help with that."},
+        {"type": "response.refusal.done", "item_id": "msg_2", "output_index": 0, "content_index": 0,
+         "refusal": "I can't help with that."},
+        {"type": "response.output_item.done", "output_index": 0, "item": REFUSAL_MESSAGE},
+        completed([REFUSAL_MESSAGE]),
+    ])
+    assert events == [
+        OutputStarted(), RefusalDelta("I can't "), RefusalDelta("help with that."),
+        Completed(AssistantMessage(content=[TextPart(text="I can't help with that.", item_id="msg_2", refusal=True)]), Usage()),
+    ]
+
+
+async def test_responses_refusal_sent_whole_is_still_shown_and_text_stays_apart() -> None:
+    both = {**REFUSAL_MESSAGE, "content": [{"type": "output_text", "text": "Well. "}, *REFUSAL_MESSAGE["content"]]}
+    events = await responses_events([
+        {"type": "response.refusal.done", "item_id": "msg_2", "output_index": 0, "content_index": 1, "refusal": "No."},
+        completed([both]),
+    ])
+    assert events[0] == RefusalDelta("No.")
+    assert events[-1].message.content == [TextPart(text="Well. ", item_id="msg_2"),
+                                          TextPart(text="I can't help with that.", item_id="msg_2", refusal=True)]
+
+
+def test_a_refusal_goes_back_as_a_refusal_or_as_plain_chat_content() -> None:
+    said = AssistantMessage(content=[TextPart(text="No.", refusal=True)])
+    body = wire_responses.request_body(request(user("hi"), said, user("why")), store=True)
+    assert body["input"][1] == {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}
+    chat = wire_chat.request_body(request(user("hi"), said, user("why")))
+    assert chat["messages"][2] == {"role": "assistant", "content": "No."}
+
+
 # -------------------------------------------------------------------------- Chat parse_stream
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
@@ -336,6 +378,17 @@ async def test_chat_stream_text_reasoning_and_split_tool_calls() -> None:
         ToolCallPart(tool_call_id="call_a", tool_name="read_file", input={"path": "a.py"}),
         ToolCallPart(tool_call_id="call_b", tool_name="grep", input={"pattern": "x"}),
     ]
+
+
+async def test_chat_refusal_streams_and_marks_its_part() -> None:
+    events = await chat_events([
+        chunk({"role": "assistant", "content": None, "refusal": ""}),
+        chunk({"refusal": "I can't "}),
+        chunk({"refusal": "do that."}),
+        chunk({}, finish="stop"),
+    ])
+    assert events[:3] == [OutputStarted(), RefusalDelta("I can't "), RefusalDelta("do that.")]
+    assert events[-1].message.content == [TextPart(text="I can't do that.", refusal=True)]
 
 
 async def test_chat_stream_without_finish_reason_raises() -> None:

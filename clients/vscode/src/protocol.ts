@@ -156,6 +156,7 @@ export interface ChatResult {
   status: 'aborted' | 'completed' | 'error';
   text: string;
   error?: string | null;
+  refused?: boolean;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -255,6 +256,7 @@ export interface TextPart {
   type: 'text';
   text: string;
   itemId?: string | null;
+  refusal?: boolean;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -624,6 +626,7 @@ export interface TurnEndEvent {
   status: 'aborted' | 'completed' | 'error';
   text: string;
   error?: string | null;
+  refused?: boolean;
 }
 /**
  * `shiro/todos`: the task list of one session.

@@ -58,6 +58,13 @@ class ReasoningDelta:
 
 
 @dataclass
+class RefusalDelta:
+    """Streamed text of a refusal (the model declined); the final message marks its part `refusal`."""
+
+    text: str
+
+
+@dataclass
 class OutputStarted:
     """The first output item of this request arrived: from here on a retry would repeat output."""
 
@@ -73,7 +80,7 @@ class Completed:
     usage: Usage
 
 
-ProviderEvent = Union[TextDelta, ReasoningDelta, OutputStarted, Notice, Completed]
+ProviderEvent = Union[TextDelta, ReasoningDelta, RefusalDelta, OutputStarted, Notice, Completed]
 
 
 class ProviderError(Exception):

@@ -17,7 +17,17 @@ from ...model.transcript import (
     ToolMessage,
     UserMessage,
 )
-from .base import Completed, OutputStarted, ProviderError, ProviderEvent, ProviderRequest, ReasoningDelta, TextDelta, Usage
+from .base import (
+    Completed,
+    OutputStarted,
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    Usage,
+)
 
 
 def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
@@ -33,6 +43,8 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         if isinstance(message, UserMessage):
             out.append({"role": "user", "content": "\n\n".join(p.text for p in message.content)})
         elif isinstance(message, AssistantMessage):
+            # A refusal goes back as plain content: OpenAI-compatible servers that know no
+            # `refusal` field still take it, and the model reads what it said.
             text = "".join(p.text for p in message.content if isinstance(p, TextPart))
             calls = [
                 {
@@ -76,6 +88,7 @@ def request_body(request: ProviderRequest) -> dict[str, Any]:
 async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[ProviderEvent]:
     text: list[str] = []
     reasoning: list[str] = []
+    refusal: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     usage = Usage()
     finished = False
@@ -86,7 +99,9 @@ async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[P
             usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
-            if not started and (delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls")):
+            if not started and (
+                delta.get("content") or delta.get("reasoning_content") or delta.get("refusal") or delta.get("tool_calls")
+            ):
                 started = True
                 yield OutputStarted()
             if delta.get("reasoning_content"):
@@ -95,6 +110,9 @@ async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[P
             if delta.get("content"):
                 text.append(delta["content"])
                 yield TextDelta(delta["content"])
+            if delta.get("refusal"):  # the model declined (`delta.refusal`, content stays null)
+                refusal.append(delta["refusal"])
+                yield RefusalDelta(delta["refusal"])
             for call in delta.get("tool_calls") or []:
                 slot = calls.setdefault(int(call.get("index", 0)), {"id": None, "name": "", "arguments": ""})
                 if call.get("id"):
@@ -113,6 +131,8 @@ async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[P
         parts.append(ReasoningPart(text="".join(reasoning)))
     if text:
         parts.append(TextPart(text="".join(text)))
+    if refusal:
+        parts.append(TextPart(text="".join(refusal), refusal=True))
     for index in sorted(calls):
         slot = calls[index]
         try:

@@ -25,6 +25,7 @@ from .base import (
     ProviderEvent,
     ProviderRequest,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     Usage,
 )
@@ -45,11 +46,9 @@ def _assistant_items(message: AssistantMessage, store: bool) -> Iterable[dict[st
             continue
         if isinstance(part, TextPart):
             if part.text:
-                yield {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": part.text}],
-                }
+                # A refusal goes back as what it was, so the model sees it declined.
+                content = {"type": "refusal", "refusal": part.text} if part.refusal else {"type": "output_text", "text": part.text}
+                yield {"type": "message", "role": "assistant", "content": [content]}
         elif isinstance(part, ReasoningPart):
             # A summary without its encrypted content cannot be handed back to the model.
             if part.encrypted_content:
@@ -115,10 +114,15 @@ def _part_from_item(item: dict[str, Any], store: bool) -> list[TextPart | Reason
     item_id = item.get("id") if store else None
     kind = item.get("type")
     if kind == "message":
-        text = "".join(
-            c.get("text", "") for c in item.get("content") or [] if c.get("type") == "output_text"
-        )
-        return [TextPart(text=text, item_id=item_id)]
+        content = item.get("content") or []
+        text = "".join(c.get("text", "") for c in content if c.get("type") == "output_text")
+        refusal = "".join(c.get("refusal", "") for c in content if c.get("type") == "refusal")
+        parts: list[TextPart | ReasoningPart | ToolCallPart] = []
+        if text or not refusal:
+            parts.append(TextPart(text=text, item_id=item_id))
+        if refusal:
+            parts.append(TextPart(text=refusal, item_id=item_id, refusal=True))
+        return parts
     if kind == "reasoning":
         summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
         return [ReasoningPart(text=summary, item_id=item_id, encrypted_content=item.get("encrypted_content"))]
@@ -143,6 +147,7 @@ def _error_from_payload(payload: dict[str, Any] | None, fallback: str) -> Provid
 async def parse_stream(events: AsyncIterator[dict[str, Any]], store: bool) -> AsyncIterator[ProviderEvent]:
     """Turn Responses SSE events (plain dicts) into provider events; the message comes last."""
     done_items: dict[int, dict[str, Any]] = {}
+    refusals_streamed: set[tuple[Any, Any]] = set()  # (item_id, content_index) that had deltas
     started = False
     async for event in events:
         kind = event.get("type", "")
@@ -152,6 +157,13 @@ async def parse_stream(events: AsyncIterator[dict[str, Any]], store: bool) -> As
                 yield OutputStarted()
         elif kind == "response.output_text.delta":
             yield TextDelta(event.get("delta", ""))
+        elif kind == "response.refusal.delta":
+            refusals_streamed.add((event.get("item_id"), event.get("content_index")))
+            yield RefusalDelta(event.get("delta", ""))
+        elif kind == "response.refusal.done":
+            # An endpoint that sends the refusal whole, without deltas, is still shown.
+            if (event.get("item_id"), event.get("content_index")) not in refusals_streamed and event.get("refusal"):
+                yield RefusalDelta(event["refusal"])
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             yield ReasoningDelta(event.get("delta", ""))
         elif kind == "response.output_item.done":
