@@ -35,6 +35,7 @@ NEVER_WRITTEN = "The session had no messages, so it was never written."
 
 TurnStatus = Literal["completed", "aborted", "error"]
 ContextLevel = Literal["normal", "amber", "red"]
+ApprovalAnswer = Literal["allow", "always", "deny"]  # allow once, allow this tool for the session, deny
 
 
 # --- command arguments ----------------------------------------------------------------------------
@@ -255,7 +256,7 @@ class ApproveParams(msgspec.Struct, omit_defaults=True):
 
 
 class ApproveResult(msgspec.Struct):
-    decision: Literal["allow", "always", "deny"]
+    decision: ApprovalAnswer
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]

@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal
+from typing import Any, AsyncIterator, Callable
 
 import jsonschema
 import mcp_types
@@ -25,12 +25,12 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
+from ..protocol import McpState
 from .results import render_result
 from .specs import McpServerSpec
 
 log = logging.getLogger(__name__)
 
-State = Literal["starting", "ready", "failed", "disabled", "untrusted"]
 
 STDERR_LINES = 12
 # A server that closed its stderr may only have closed stderr: ask it before calling it dead.
@@ -129,7 +129,7 @@ class McpConnection:
     def __init__(self, spec: McpServerSpec, root: Path, on_change: Callable[["McpConnection"], None]) -> None:
         self.spec = spec
         self.root = root
-        self.state: State = "starting"
+        self.state: McpState = "starting"
         self.error: str | None = None
         self.tools: list[McpTool] = []
         self.skipped: list[tuple[str, str]] = []  # (tool, why) for tools whose schema is unusable
