@@ -8,7 +8,8 @@ A raw newline-delimited JSON-RPC client over pipes (no ACP SDK on the timing sid
 receives the request. The first prompt pays the lazy `openai` import and client set-up; the second
 is the steady state. Median, min and max of --runs runs, each with a fresh SHIRO_NEKO_HOME.
 
-Run: python bench/acp.py [--runs 10] [--quick]   Writes bench/results/acp.json.
+Run: python bench/acp.py [--runs 10] [--quick] [--out PATH]   Writes bench/results/acp.json (or PATH:
+a trial run on a busy machine need not replace the recorded figures).
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="3 runs")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the results")
     args = parser.parse_args()
+    load_at_start = round(os.getloadavg()[0], 2)
     runs = 3 if args.quick else args.runs
     shiro = Path(sys.executable).parent / "shiro"
     variants = {"shiro acp": [str(shiro), "acp"], "python -m shiro_neko.acp": [sys.executable, "-m", "shiro_neko.acp"]}
@@ -118,13 +121,13 @@ def main() -> None:
         "what": "spawn -> initialize answered; session/prompt frame written -> fake provider received the request",
         "runs": runs,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                    "load_average_1m_at_end": round(os.getloadavg()[0], 2)},
+                    "load_average_1m_at_start": load_at_start, "load_average_1m_at_end": round(os.getloadavg()[0], 2)},
         "results": results,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".json.tmp")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(out, indent=2) + "\n")
-    tmp.replace(RESULTS)
+    tmp.replace(args.out)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,8 @@ class ShiroService:
         self.workspaces = Workspaces()
         self.sessions: dict[str, AgentSession] = {}
         self.approval_modes: dict[str, Approvals] = {}
+        # Sessions a front end holds by id (ACP editors keep several): never released from memory.
+        self.pinned: set[str] = set()
         self._providers: dict[ProviderKey, OpenAIProvider] = {}
         # The features, each wired once.
         self.persistence = SessionsFeature(self)
@@ -149,7 +151,12 @@ class ShiroService:
     def new_session(self, workspace: Workspace, private: bool = False) -> AgentSession:
         session = self.make_session(workspace, private=private)
         workspace.current = session
+        self.persistence.release_idle()  # the session this one replaces, if it is saved
         return session
+
+    def forget(self, session_id: str) -> None:
+        """A session left memory (`SessionsFeature.release_idle`): drop what was kept for it."""
+        self.short_term_memory.forget(session_id)
 
     def workspace_of(self, session: AgentSession) -> Workspace:
         for ws in self.workspaces.all():

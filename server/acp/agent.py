@@ -127,6 +127,7 @@ class ShiroAcpAgent:
         self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
         session = self.service.new_session(workspace)
+        self.service.pinned.add(session.id)  # the editor holds it by id: never released from memory
         self.service.opened(session)
         self.sink.send(session.id, slash.available_commands())
         await self.sink.drain()
@@ -142,6 +143,7 @@ class ShiroAcpAgent:
         except (Refused, InvalidArguments) as exc:
             raise _invalid(str(exc)) from None
         session = self.service.sessions[opened.sessionId]
+        self.service.pinned.add(session.id)
         if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
             self._live[session_id] = session.id
             self.sink.editor_ids[session.id] = session_id

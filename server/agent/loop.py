@@ -167,12 +167,13 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
         request = await _request(state)
         provider = session.deps.provider(session.deps.settings())
         received: list[str] = []
+        refusal: list[str] = []  # kept apart: an interrupted refusal is still saved as one
         output_started = False
         try:
             async for event in provider.stream(request):
                 if isinstance(event, (TextDelta, RefusalDelta)):
                     # A refusal streams as the assistant's text: every client shows it as it is.
-                    received.append(event.text)
+                    (refusal if isinstance(event, RefusalDelta) else received).append(event.text)
                     state.emit(TextDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
                 elif isinstance(event, ReasoningDelta):
                     state.emit(ReasoningDeltaEvent(sessionId=session.id, turnId=state.turn_id, text=event.text))
@@ -192,19 +193,22 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
                 session.changed()
                 state.notice(REFERENCE_LOST_NOTICE)
                 continue
-            _keep_interrupted(state, received)
+            _keep_interrupted(state, received, refusal)
             raise
         except asyncio.CancelledError:
-            _keep_interrupted(state, received)
+            _keep_interrupted(state, received, refusal)
             raise
 
 
-def _keep_interrupted(state: TurnState, received: list[str]) -> None:
-    text = "".join(received)
-    if text:
-        # Text only, and no item id: that response never completed, and a half-received call is never run.
-        state.session.messages.append(AssistantMessage(content=[TextPart(text=text)]))
-        state.text = text
+def _keep_interrupted(state: TurnState, received: list[str], refusal: list[str]) -> None:
+    text, refused_text = "".join(received), "".join(refusal)
+    # Text only, and no item id: that response never completed, and a half-received call is never run.
+    parts = [TextPart(text=text)] if text else []
+    if refused_text:
+        parts.append(TextPart(text=refused_text, refusal=True))
+    if parts:
+        state.session.messages.append(AssistantMessage(content=list(parts)))
+        state.text = text + refused_text
         state.session.changed()
 
 

@@ -65,6 +65,11 @@ class TurnQueue:
         return self._current is not None
 
     @property
+    def idle(self) -> bool:
+        """No turn running or queued, and no worker left: safe to drop from memory."""
+        return self._current is None and not self._queue and (self._worker is None or self._worker.done())
+
+    @property
     def queued(self) -> int:
         return len(self._queue)
 

@@ -111,12 +111,43 @@ class SessionsFeature:
             try:
                 path = await loop.run_in_executor(self._writer, self._save_owned, record)
             except StateError as exc:
+                state.dirty = True  # not on disk: never released from memory as if it were
                 if not state.warned:
                     state.warned = True
                     log.warning("session %s not saved: %s", session.id, exc)
                     session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId="", message=f"session not saved: {exc}"))
                 raise Refused(str(exc)) from None
-            return path
+        self.release_idle()
+        return path
+
+    # -- memory ---------------------------------------------------------------------------
+    def release_idle(self) -> None:
+        """Drop from memory every session that is saved, idle and no workspace's current one, and
+        give back its lease: a server that starts a new session per turn (or per `shiro -p` of a
+        long-lived front end) would otherwise keep every old one, transcript and all, for ever.
+        A later resume loads it from disk as usual (and may get the lease again). Sessions a
+        front end holds by id (ACP editors: `service.pinned`) stay."""
+        service = self.service
+        current = {w.current.id for w in service.workspaces.all() if w.current is not None}
+        for session in list(service.sessions.values()):
+            if session.id in current or session.id in service.pinned or not session.turns.idle:
+                continue
+            state = self._states.get(session.id)
+            if state is not None and (state.dirty or state.timer is not None or state.lock.locked()):
+                continue  # not on disk yet: its save calls this again
+            if session.messages and state is None:
+                continue  # never saved
+            del service.sessions[session.id]
+            self._states.pop(session.id, None)
+            service.forget(session.id)
+            self._writer.submit(self._release_lease, session.id)  # after any write still queued
+
+    def _release_lease(self, session_id: str) -> None:
+        try:
+            if self.store.holds(session_id):
+                self.store.release(session_id)
+        except StateError as exc:  # the lease file is gone or unreadable: nothing left to give back
+            log.warning("could not release the lease of session %s: %s", session_id, exc)
 
     def _save_owned(self, record: SessionRecord) -> Path | None:
         # The lease is taken at the first save and kept: a second window resuming it gets a fork.
@@ -197,6 +228,7 @@ class SessionsFeature:
     def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
         workspace.current = session
         self.service.opened(session)
+        self.release_idle()  # the session this one replaces, if it is saved
         if pending_calls(session.messages) and not session.turns.running:
             # A suspended approval: ask again now; the answer runs the call and the turn goes on.
             session.turns.submit(None)

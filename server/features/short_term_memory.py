@@ -135,6 +135,11 @@ class ShortTermMemoryFeature:
             ],
         )
 
+    def forget(self, session_id: str) -> None:
+        """The session left memory: its per-turn caches go with it."""
+        self._plans.pop(session_id, None)
+        self._refreshed.pop(session_id, None)
+
     async def clear(self, session_id: str) -> StmClearResult:
         try:
             cleared = await asyncio.to_thread(self.store.clear, session_id)

@@ -183,10 +183,12 @@ class IndexTxn:
         self.manifest_dirty = False
 
 
-# Session directories this process has verified. The first listing of a process verifies whatever
-# state.json says: a file damaged in place (truncated, zeroed) leaves the directory's mtime alone,
-# and a server should find it, copy it aside and say so when it starts, not only on resume.
-# One stat per file, once per process and directory.
+# Session directories this process has verified. A file damaged in place (truncated, zeroed)
+# leaves the directory's mtime alone, so a process does not trust state.json until it has checked
+# every file once (one stat per file): a server finds the damage, copies the file aside and says
+# so when it starts, not only on resume. The first listing does not wait for all of it
+# (10,000 stats): it checks the rows it shows (`trusted` + `unchanged`) and the store verifies
+# the rest right after answering (`SessionStore.verify_soon`).
 _VERIFIED: set[Path] = set()
 
 
@@ -418,8 +420,15 @@ class SessionIndex:
         txn.verified = True
 
     # -- the listing path -----------------------------------------------------------------
-    def refresh(self, key: str | None) -> tuple[Manifest, Shard | None]:
-        """Manifest and the shard of `key`, verified first if the directory disagrees with them."""
+    @property
+    def verified(self) -> bool:
+        """Whether this process has checked every file of the directory once."""
+        return self.sessions in _VERIFIED
+
+    def trusted(self, key: str | None) -> tuple[Manifest, Shard | None] | None:
+        """Manifest and the shard of `key` when the index is in step with the directory (its state
+        matches the directory's mtime and the manifest its names), else None. Files damaged in
+        place are not looked for here: that is what `verified` and `unchanged` are for."""
         dir_mtime = self.dir_mtime_ns()
         names = self.names()
         manifest = self.read_manifest()
@@ -427,10 +436,23 @@ class SessionIndex:
             return Manifest(), None  # nothing stored: do not create index files for a read
         # in_sync first: it reads state.json, which copies a corrupt one aside before a verify
         # rewrites it.
-        if manifest is not None and self.in_sync(dir_mtime) and self.sessions in _VERIFIED and self._matches(manifest, names):
+        if manifest is not None and self.in_sync(dir_mtime) and self._matches(manifest, names):
             shard = self.read_shard(key) if key is not None else None
             if shard is not None or key is None or key not in manifest.sessions.values():
                 return manifest, shard
+        return None
+
+    def unchanged(self, entries: list[tuple[str, IndexEntry]]) -> bool:
+        """Whether these files still have the size and mtime they were indexed with."""
+        return all(self.stamp(sid) == (e.size, e.mtime_ns) for sid, e in entries)
+
+    def refresh(self, key: str | None) -> tuple[Manifest, Shard | None]:
+        """Manifest and the shard of `key`, verified first if the directory disagrees with them
+        or this process has not checked every file yet."""
+        if self.verified:
+            found = self.trusted(key)
+            if found is not None:
+                return found
         with self.locked():
             txn = self.begin()
             if not txn.verified:

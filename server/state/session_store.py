@@ -31,7 +31,7 @@ from .atomic import (
     write_atomic,
 )
 from .paths import sessions_dir
-from .session_index import IndexEntry, IndexTxn, Manifest, SessionIndex, record_check
+from .session_index import IndexEntry, IndexTxn, Manifest, SessionIndex, Shard, record_check
 from ..protocol import SessionSummary
 from .session_record import (
     SessionRecord,
@@ -49,6 +49,7 @@ HINT_MIN = 8  # resume hints show at least this many characters of the id
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _PREFIX = re.compile(r"[0-9a-f-]{1,36}")
 _AMBIGUOUS_SHOWN = 10
+VERIFY_DELAY_S = 0.25  # after a first listing: its answer is written before the full check starts
 
 
 class SessionNotFound(StateError):
@@ -124,12 +125,19 @@ def shortest_unique_prefix(session_id: str, sorted_ids: list[str], minimum: int 
     return session_id[: max(minimum, longest + 1)]
 
 
+def _newest(shard: Shard | None, limit: int) -> list[tuple[str, IndexEntry]]:
+    if shard is None or limit <= 0:
+        return []
+    return heapq.nlargest(limit, shard.entries.items(), key=lambda kv: (kv[1].updated_ts, kv[0]))
+
+
 class SessionStore:
     def __init__(self, home: Path) -> None:
         self.home = Path(home)
         self.dir = sessions_dir(self.home)
         self._mutex = threading.RLock()
         self._index = SessionIndex(self.dir)
+        self._verifier: threading.Timer | None = None
         self._leases: dict[str, SessionLease] = {}
 
     # -- paths ----------------------------------------------------------------------------
@@ -277,12 +285,37 @@ class SessionStore:
         """The `limit` most recently updated sessions of workspace `cwd`, newest first."""
         with self._mutex:
             key = self._index.key_for(cwd)
+            if not self._index.verified:
+                # The first listing of this process: the rows it shows are checked now, every
+                # other file right after the answer (verify_soon), not 10,000 stats first.
+                found = self._index.trusted(key)
+                if found is not None:
+                    manifest, shard = found
+                    newest = _newest(shard, limit)
+                    if self._index.unchanged(newest):
+                        self._warn_corrupt(manifest)
+                        self.verify_soon()
+                        return [entry.summary(session_id) for session_id, entry in newest]
             manifest, shard = self._index.refresh(key)
             self._warn_corrupt(manifest)
-            if shard is None or limit <= 0:
-                return []
-            newest = heapq.nlargest(limit, shard.entries.items(), key=lambda kv: (kv[1].updated_ts, kv[0]))
-            return [entry.summary(session_id) for session_id, entry in newest]
+            return [entry.summary(session_id) for session_id, entry in _newest(shard, limit)]
+
+    def verify_soon(self, delay: float = VERIFY_DELAY_S) -> None:
+        """Check every file of the directory once, in a thread, after `delay` (the answer that
+        asked goes out first). A daemon: a short-lived process (`shiro sessions`) that ends first
+        leaves it to the next one; an interrupted verify leaves only files a later one finishes."""
+        if self._verifier is not None:
+            return
+        self._verifier = threading.Timer(delay, self.verify_now)
+        self._verifier.daemon = True
+        self._verifier.start()
+
+    def verify_now(self) -> None:
+        if self._verifier is not None:
+            self._verifier.cancel()  # called directly: the deferred one has nothing left to do
+        with self._mutex:
+            manifest, _ = self._index.refresh(None)
+            self._warn_corrupt(manifest)
 
     def latest(self, cwd: str | os.PathLike[str]) -> str | None:
         """Id of the newest session of workspace `cwd` (never another workspace's), or None."""

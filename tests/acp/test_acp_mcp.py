@@ -19,7 +19,8 @@ def _time_server() -> schema.McpServerStdio:
 
 async def test_editor_mcp_servers_give_the_model_their_tools(tmp_path, fake, workspace):
     server = _time_server()
-    async with run_acp(tmp_path / "home", workspace, fake, args=("--approvals", "auto")) as acp:
+    # A loaded machine must not turn a slow start into a "still starting" notice (nothing here times it).
+    async with run_acp(tmp_path / "home", workspace, fake, args=("--approvals", "auto"), SHIRO_MCP_TURN_WAIT="60") as acp:
         fake.script(
             Reply(calls=[Call("mcp__time__get_current_time", {"timezone": "UTC"}, "call_t")]),
             Reply(text="It is now."),

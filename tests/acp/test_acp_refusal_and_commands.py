@@ -107,7 +107,8 @@ async def test_load_with_mcp_servers_starts_them_for_the_next_turn(tmp_path, fak
         await acp.prompt(session_id, "hi")
     assert "mcp__time__get_current_time" not in [t["name"] for t in fake.requests[0].body["tools"]]
     server = schema.McpServerStdio(name="time", command=time_server(), args=["--local-timezone", "UTC"], env=[])
-    async with run_acp(home, workspace, fake, args=("--approvals", "auto")) as acp:
+    # A loaded machine must not turn a slow start into a "still starting" notice (nothing here times it).
+    async with run_acp(home, workspace, fake, args=("--approvals", "auto"), SHIRO_MCP_TURN_WAIT="60") as acp:
         await acp.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[server])
         fake.script(
             Reply(calls=[Call("mcp__time__get_current_time", {"timezone": "UTC"}, "call_t")]),

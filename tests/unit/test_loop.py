@@ -10,8 +10,17 @@ import msgspec
 import pytest
 
 from shiro_neko.agent.events import ListSink
-from shiro_neko.agent.provider.base import Completed, OutputStarted, ProviderError, ProviderEvent, ProviderRequest, TextDelta, Usage
 from shiro_neko.agent.loop import run_turn
+from shiro_neko.agent.provider.base import (
+    Completed,
+    OutputStarted,
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    RefusalDelta,
+    TextDelta,
+    Usage,
+)
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.status import status_payload
 from shiro_neko.agent.tools.disk_host import DiskToolHost
@@ -46,7 +55,7 @@ class ScriptedProvider:
             if isinstance(part, TextPart):
                 for word in part.text.split(" "):
                     await asyncio.sleep(self.delay)
-                    yield TextDelta(word + " ")
+                    yield RefusalDelta(word + " ") if part.refusal else TextDelta(word + " ")
         yield Completed(reply, Usage(10, 2))
 
 
@@ -105,6 +114,27 @@ async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
     last = session.messages[-1]
     assert isinstance(last, AssistantMessage) and last.content[0].text.startswith("one")
     assert last.content[0].item_id is None
+
+
+async def test_a_refusal_ends_completed_and_refused_and_an_interrupted_one_stays_a_refusal(tmp_path: Path) -> None:
+    declined = AssistantMessage(content=[TextPart(text="I can't do that", refusal=True)])
+    provider = ScriptedProvider(declined, text("ok then"), AssistantMessage(content=[TextPart(text="no no no no no no", refusal=True)]),
+                                delay=0.05)
+    sink = ListSink()
+    session = make_session(tmp_path, provider, sink)
+    outcome = await session.turns.submit("do it").done
+    assert outcome.status == "completed" and outcome.refused and outcome.text == "I can't do that"
+    [end] = [e for e in sink.events if e["type"] == "turn_end"]
+    assert end["refused"] is True
+    assert "".join(e["text"] for e in sink.events if e["type"] == "text_delta").strip() == "I can't do that"
+    assert not (await session.turns.submit("something else").done).refused
+    assert "refused" not in [e for e in sink.events if e["type"] == "turn_end"][-1]
+    third = session.turns.submit("again")
+    await asyncio.sleep(0.12)
+    session.turns.abort()
+    assert (await third.done).status == "aborted"
+    last = session.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.content[0].refusal and last.content[0].text.startswith("no")
 
 
 async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:

@@ -442,9 +442,11 @@ def test_our_own_changes_keep_the_index_trusted(
     mine, theirs = SessionStore(home), SessionStore(home)
     saved(mine, ws)
     mine.list(ws)
+    mine.verify_now()  # what the first listing left for after its answer
     verifies: list[int] = []
     original = SessionIndex.verify
-    monkeypatch.setattr(SessionIndex, "verify", lambda self, txn: verifies.append(1) or original(self, txn))
+    monkeypatch.setattr(SessionIndex, "verify", lambda self, txn: (  # this home's only: another test's deferred verify may run now
+        verifies.append(1) if self.sessions.parent == home else None) or original(self, txn))
     # Another server: a new session (transient lease), lease taken, save, lease given back.
     record = saved(theirs, other)
     theirs.acquire(record.id)
@@ -458,6 +460,51 @@ def test_our_own_changes_keep_the_index_trusted(
     assert len(mine.list(ws)) == 2
     assert len(mine.list(ws)) == 2
     assert verifies == [1]
+
+
+def test_a_first_listing_checks_what_it_shows_and_the_rest_right_after(
+    home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = SessionStore(home)
+    records = [saved(writer, ws, f"session {i}") for i in range(6)]
+    writer.list(ws)
+    writer.verify_now()
+    # A new process: nothing verified yet. Two files are damaged in place (the directory's mtime
+    # does not move): the newest one, which the listing shows, and the oldest, which it does not.
+    import shiro_neko.state.session_index as session_index
+
+    monkeypatch.setattr(session_index, "_VERIFIED", set())
+    newest, oldest = records[-1], records[0]
+    for record in (newest, oldest):
+        path = writer.path(record.id)
+        path.write_bytes(b"\x00" * 10)
+    reader = SessionStore(home)
+    verifies: list[int] = []
+    original = SessionIndex.verify
+    monkeypatch.setattr(SessionIndex, "verify", lambda self, txn: (  # this home's only: another test's deferred verify may run now
+        verifies.append(1) if self.sessions.parent == home else None) or original(self, txn))
+    monkeypatch.setattr(reader, "verify_soon", lambda delay=0.0: verifies.append(0))
+    shown = [s.id for s in reader.list(ws, limit=2)]
+    # A shown file changed: this listing verified everything before answering.
+    assert newest.id not in shown and len(shown) == 2 and verifies == [1]
+    assert list(home.glob(f"sessions/{oldest.id}.json.corrupt-*"))
+
+    # Again in a fresh process, damage only where the listing does not look. (The copies aside
+    # moved the directory's mtime after that verify began: one more listing brings it in step.)
+    reader.list(ws)
+    monkeypatch.setattr(session_index, "_VERIFIED", set())
+    third = records[1]
+    writer.path(third.id).write_bytes(b"\x00" * 10)
+    verifies.clear()
+    reader = SessionStore(home)
+    monkeypatch.setattr(reader, "verify_soon", lambda delay=0.0: verifies.append(0))
+    shown = [s.id for s in reader.list(ws, limit=2)]
+    assert shown == [records[-2].id, records[-3].id] and verifies == [0]  # answered, check deferred
+    assert not list(home.glob(f"sessions/{third.id}.json.corrupt-*"))
+    reader.verify_now()  # what verify_soon runs, after the answer
+    assert verifies == [0, 1]
+    assert list(home.glob(f"sessions/{third.id}.json.corrupt-*"))
+    assert third.id not in {s.id for s in reader.list(ws, limit=10)}
 
 
 def test_threads_saving_in_one_store(home: Path, ws: Path) -> None:
