@@ -13,7 +13,6 @@ Run: python bench/memory.py [--turns 1000] [--quick]   Writes bench/results/memo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.fake_child import FakeChild  # noqa: E402
 from common.lsp_driver import Server, server_env  # noqa: E402
-from common.stats import environment  # noqa: E402
+from common.stats import write_result  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
 LONG_STEPS = 200
@@ -102,11 +101,8 @@ def main() -> None:
               "targets": {"long_session_peak_rss_mb": 150, "short_turns_growth": "none"},
               "curve": {"x_label": "short turns", "y_label": "server RSS (MB)",
                         "series": {"one session": [[x, round(y / 1024, 2)] for x, y in one["samples"]],
-                                   "a session each": [[x, round(y / 1024, 2)] for x, y in many["samples"]]}},
-              "environment": environment()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+                                   "a session each": [[x, round(y / 1024, 2)] for x, y in many["samples"]]}}}
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

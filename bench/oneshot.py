@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.fake_child import FakeChild  # noqa: E402
-from common.stats import environment, summary  # noqa: E402
+from common.stats import summary, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "oneshot.json"
@@ -197,17 +197,14 @@ def main() -> None:
     }
     result = {"cold_oneshot": cold, "repeat_oneshot_warm_server": warm, "floors": floors, "ratios": ratios,
               "targets": {"cold_wall_ms": 1000, "cold_last_response_to_exit_ms": 60, "cold_peak_rss_mb": 120,
-                          "repeat_to_first_request_ms": 300},
-              "environment": environment()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+                          "repeat_to_first_request_ms": 300}}
+    write_result(args.out, result)
     for k in keys:
         print(f"{k:<28} cold {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})"
               f"   warm {warm[k].get('median_', '-')!s:>9}")
     for k, v in floors.items():
         print(f"{k:<28} {v['median_']:>9}")
     print(ratios)
-    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common.stats import environment, summary  # noqa: E402
+from common.stats import summary, write_result  # noqa: E402
 from shiro_neko.state.atomic import write_atomic  # noqa: E402
 from shiro_neko.state.memory import MAX_ENTRIES, ProjectMemory  # noqa: E402
 
@@ -61,14 +61,11 @@ def main() -> None:
             "recall_no_match_ms": summary(timed(lambda: store.recall("kubernetes"), runs), unit=""),
             "read_and_decode_ms": summary(timed(store.entries, runs), unit=""),
             "write_atomic_ms": summary(timed(lambda: write_atomic(Path(tmp, "copy.json"), data), runs), unit=""),
-            "environment": environment(),
         }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(f"recall on {MAX_ENTRIES} entries ({result['file_kb']} KB): matching {result['recall_matching_ms']['median_']} ms "
           f"({hits} hits), none {result['recall_no_match_ms']['median_']} ms; read {result['read_and_decode_ms']['median_']} ms, "
           f"write_atomic {result['write_atomic_ms']['median_']} ms")
-    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.fake_child import FakeChild  # noqa: E402
 from common.lsp_driver import Server, server_env  # noqa: E402
-from common.stats import environment, summary  # noqa: E402
+from common.stats import summary, write_result  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "steps.json"
 STEPS = 20
@@ -123,11 +122,8 @@ def main() -> None:
               "targets": {"step_own_ms_at_120k": 5, "turn_to_direct_ratio": 1.05},
               "curve": {"x_label": "history (tokens)", "y_label": "server's own time per step (ms)",
                         "x": [v["history_tokens"] for v in out.values()],
-                        "y": [v["step_own_ms"]["median_"] for v in out.values()]},
-              "environment": environment()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+                        "y": [v["step_own_ms"]["median_"] for v in out.values()]}}
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

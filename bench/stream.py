@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.fake_child import FakeChild  # noqa: E402
 from common.lsp_driver import Server, server_env  # noqa: E402
-from common.stats import environment, summary  # noqa: E402
+from common.stats import summary, write_result  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "stream.json"
 DELTAS = 10_000
@@ -111,11 +111,8 @@ def main() -> None:
         out["direct_sdk_paced_latency_median_ms"] = summary(sdk_latency, unit="")
         print(f"direct SDK: {out['direct_sdk_deltas_per_s']['median_']:.0f} deltas/s, paced latency median "
               f"{out['direct_sdk_paced_latency_median_ms']['median_']} ms")
-    result = {"deltas": DELTAS, "by_pace": out, "targets": {"paced_latency_median_ms": 2},
-              "environment": environment()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    result = {"deltas": DELTAS, "by_pace": out, "targets": {"paced_latency_median_ms": 2}}
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common.stats import environment, summary  # noqa: E402
+from common.stats import summary, write_result  # noqa: E402
 from sessions import create  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "terminal_sessions.json"
@@ -86,13 +86,11 @@ def main() -> None:
         "sessions": count, "rows_printed": rows, "first_listing_ms": round(first, 1),
         "own_server_ms": summary(cold, unit=""), "warm_server_ms": summary(warm, unit=""),
         "python_-c_pass_ms": summary(python, unit=""),
-        "targets": {"end_to_end_ms": 300}, "environment": environment(),
+        "targets": {"end_to_end_ms": 300},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(f"{count} sessions: first {first:.0f} ms; own server {result['own_server_ms']['median_']} ms; "
           f"warm server {result['warm_server_ms']['median_']} ms; python -c pass {result['python_-c_pass_ms']['median_']} ms")
-    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

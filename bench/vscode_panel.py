@@ -1,23 +1,30 @@
 """The chat panel with long sessions, in real VS Code (code-server + headless Chromium), with
-timestamps from the end-to-end harness (tests/clients/vscode_harness.py):
+timestamps from the end-to-end harness (tests/clients/vscode_harness.py, test/e2e/drive.mjs):
 
-1. streaming: one answer of N deltas (default 10,000) from the fake provider; figures: time from
-   Enter to the last delta rendered, postMessages the webview received, the longest frame spent
-   applying patches, long tasks (> 50 ms) while it streamed, and whether any text was lost;
-2. resume: a session of M messages (default 1,000) written to SHIRO_NEKO_HOME, then the window
-   opened: the panel resumes it; figures: the webview's render time of the hydrate (message
-   received to painted) and the whole resume (the command sent to painted), the rows in the DOM.
+1. streaming: one answer of N deltas (default 10,000) from the fake provider, `--runs` times in one
+   window (New Chat between runs); figures per run, from the webview's own counters: time from
+   Enter to the last delta rendered, postMessages received, frames applied, the longest frame
+   spent applying patches (JS and the layout it forces), long tasks (> 50 ms, Long Tasks API: any
+   task of the renderer, the workbench's too), and whether any text was lost (characters received
+   = characters sent, and the answer's last line rendered);
+2. resume: a session of M messages (default 1,000) saved with the project's own SessionStore in
+   SHIRO_NEKO_HOME, then the window opened (the extension resumes it) and reloaded `--runs`
+   times; figures per reload: from reload to every row rendered, and from the resume command to
+   the newest rows painted and to every row rendered. It checks that the panel shows one row per
+   message (M rows).
 
-Run: python bench/vscode_panel.py [--deltas 10000] [--messages 1000] [--quick]
-Writes bench/results/vscode_panel.json. Needs what the e2e test needs (code-server, Chromium,
-the extension's npm packages); see tests/clients/vscode_harness.py.
+Medians, minimums and maximums over the runs. Run: python bench/vscode_panel.py [--deltas 10000]
+[--messages 1000] [--runs 5] [--quick] [--trace FILE]. Writes bench/results/vscode_panel.json.
+Needs what the e2e test needs (code-server, Chromium, the npm packages; see vscode_harness.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -30,7 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from shiro_neko.model.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage  # noqa: E402
-from shiro_neko.state.session_record import SessionRecord, encode_record, make_title  # noqa: E402
+from shiro_neko.state.session_record import SessionRecord, make_title  # noqa: E402
+from shiro_neko.state.session_store import SessionStore  # noqa: E402
 from tests.clients.vscode_harness import VsCode, missing, server_env  # noqa: E402
 from tests.fake_provider import FakeProvider, Reply  # noqa: E402
 
@@ -49,33 +57,49 @@ def long_answer(deltas: int) -> str:
     return "".join(parts)
 
 
-def stream(deltas: int, base: Path) -> dict[str, Any]:
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(values), 1), "min": round(min(values), 1), "max": round(max(values), 1)}
+
+
+def stream(deltas: int, runs: int, base: Path, trace: str | None) -> dict[str, Any]:
     fake = FakeProvider().start()
     vs = VsCode(base=base, env=server_env(base / "home", fake.base_url))
     try:
         vs.prepare()
         text = long_answer(deltas)
-        fake.script(Reply(text=text, chunks=deltas))
+        fake.script(*[Reply(text=text, chunks=deltas) for _ in range(runs)])
         vs.start()
-        r = vs.drive("stream", base / "shots", timeout=1800, prompt="explain the pagination bug", timeoutMs=120000)
+        r = vs.drive("stream", base / "shots", timeout=600 + 300 * runs, prompt="explain the pagination bug", runs=runs,
+                     timeoutMs=120000, **({"trace": trace} if trace else {}))
         if not r.get("ok"):
             raise RuntimeError("\n".join(r["errors"]) + r["driverLog"])
-        s = r["stream"]
-        rendered = s["text"]
         tail = text.strip().splitlines()[-1].lstrip("- ").strip()
+        per_run = []
+        for s in r["streams"]:
+            st = s["stats"]
+            per_run.append({
+                "charsReceivedByWebview": s["rawLength"],
+                "noTextLost": s["rawLength"] == len(text) and tail in s["text"],
+                "enterToLastDeltaRenderedMs": s["totalMs"],
+                "enterToFirstRowMs": s["firstRowMs"],
+                "postMessages": st["patches"],
+                "framesApplied": st["frames"],
+                "longestFrameApplyMs": round(st["maxFrameMs"], 1),
+                "longTasks": st["longTasks"],
+                "longestTaskMs": round(st["maxLongTaskMs"], 1),
+                "resyncs": st["resyncs"],
+            })
+        lost = [i + 1 for i, p in enumerate(per_run) if not p["noTextLost"]]
+        if lost:
+            raise RuntimeError(f"text lost in run(s) {lost}: {per_run}")
         return {
             "deltas": deltas,
-            "chars": len(text),
-            "charsReceivedByWebview": s["rawLength"],
-            "noTextLost": s["rawLength"] == len(text) and tail in rendered,
-            "enterToLastDeltaRenderedMs": s["totalMs"],
-            "enterToFirstRowMs": s["firstRowMs"],
-            "postMessages": s["stats"]["patches"],
-            "framesApplied": s["stats"]["frames"],
-            "longestFrameApplyMs": round(s["stats"]["maxFrameMs"], 1),
-            "longTasks": s["stats"]["longTasks"],
-            "longestTaskMs": round(s["stats"]["maxLongTaskMs"], 1),
-            "resyncs": s["stats"]["resyncs"],
+            "charsSent": len(text),
+            "runs": runs,
+            "noTextLost": True,
+            **{k: spread([p[k] for p in per_run]) for k in ("longestFrameApplyMs", "longTasks", "longestTaskMs",
+                                                            "enterToLastDeltaRenderedMs", "postMessages", "framesApplied")},
+            "perRun": per_run,
         }
     finally:
         vs.stop()
@@ -83,6 +107,8 @@ def stream(deltas: int, base: Path) -> dict[str, Any]:
 
 
 def write_session(home: Path, workspace: Path, messages: int) -> str:
+    """A session of `messages` messages (prompt, answer with code and a tool call, its result, a
+    final answer), saved the way the server saves one: SessionStore.save, which indexes it."""
     out = []
     i = 0
     while len(out) < messages:
@@ -97,33 +123,57 @@ def write_session(home: Path, workspace: Path, messages: int) -> str:
     out = out[:messages]
     session_id = str(uuid_utils.uuid7())
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
-    record = SessionRecord(id=session_id, created_at=stamp, updated_at=stamp, cwd=str(workspace.resolve()), model="gpt-5",
+    record = SessionRecord(id=session_id, created_at=stamp, updated_at=stamp, cwd=os.path.realpath(workspace), model="gpt-5",
                            title=make_title("a long session"), messages=out)
-    sessions = home / "sessions"
-    sessions.mkdir(parents=True, exist_ok=True)
-    (sessions / f"{session_id}.json").write_bytes(encode_record(record))
+    store = SessionStore(home)
+    store.save(record)
+    assert store.latest(os.path.realpath(workspace)) == session_id, "the server would not find the session"
+    assert len(store.load(session_id).messages) == messages
     return session_id
 
 
-def resume(messages: int, base: Path) -> dict[str, Any]:
+def _render_ms(figure: str) -> tuple[float, int, float]:
+    """"resume:<sent>:<webview ms>:<rows>:<ms since the resume was sent>" → (ms, rows, total)."""
+    _, _, ms, rows, total = figure.split(":")
+    return float(ms), int(rows), float(total)
+
+
+def resume(messages: int, runs: int, base: Path) -> dict[str, Any]:
     fake = FakeProvider().start()
     vs = VsCode(base=base, env=server_env(base / "home", fake.base_url))
     try:
         vs.prepare()
         write_session(vs.home, vs.workspace, messages)
         vs.start()
-        r = vs.drive("resume", base / "shots", timeout=900, timeoutMs=120000)
+        r = vs.drive("resume", base / "shots", timeout=600 + 120 * runs, runs=runs, timeoutMs=120000)
         if not r.get("ok"):
             raise RuntimeError("\n".join(r["errors"]) + r["driverLog"])
-        _, _, render_ms, rows, total_ms = r["resume"]["lastRender"].split(":")
+        per_run = []
+        for f in [r["resume"]["open"], *r["resume"]["reloads"]]:
+            _, first_rows, first_total = _render_ms(f["firstPaint"])
+            all_ms, all_rows, all_total = _render_ms(f["allRendered"])
+            rows = f["rows"] - len(f["notices"])  # a fork notice, if the last window still held it
+            if rows != messages or all_rows != f["rows"]:
+                raise RuntimeError(f"the panel shows {rows} message rows ({all_rows} rendered), not {messages}: {f}")
+            per_run.append({
+                "reloadToAllRowsRenderedMs": f.get("reloadToAllRenderedMs"),
+                "resumeToNewestRowsPaintedMs": first_total,
+                "newestRowsPainted": first_rows,
+                "resumeToAllRowsRenderedMs": all_total,
+                "webviewRenderAllMs": all_ms,
+                "rows": rows,
+                "notices": f["notices"],
+                "domNodes": f["nodes"],
+            })
+        reloads = per_run[1:]
         return {
             "messages": messages,
-            "hydrateRenderMs": float(render_ms),
-            "resumeCommandToPaintedMs": float(total_ms),
-            "rowsHydrated": int(rows),
-            "rowsInDom": r["resume"]["rows"],
-            "olderPagedOnScroll": r["resume"]["hasOlder"],
-            "domNodes": r["resume"]["nodes"],
+            "rowsRendered": messages,
+            "reloads": runs,
+            **{k: spread([p[k] for p in reloads]) for k in ("reloadToAllRowsRenderedMs", "resumeToNewestRowsPaintedMs",
+                                                           "resumeToAllRowsRenderedMs", "webviewRenderAllMs")},
+            "onOpen": per_run[0],
+            "perReload": reloads,
         }
     finally:
         vs.stop()
@@ -134,23 +184,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deltas", type=int, default=10_000)
     parser.add_argument("--messages", type=int, default=1_000)
-    parser.add_argument("--quick", action="store_true", help="2,000 deltas, 300 messages")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="2,000 deltas, 300 messages, 2 runs")
+    parser.add_argument("--trace", help="write a Chromium performance trace of the first stream here")
+    parser.add_argument("--only", choices=("stream", "resume"))
     args = parser.parse_args()
     if args.quick:
-        args.deltas, args.messages = min(args.deltas, 2_000), min(args.messages, 300)
+        args.deltas, args.messages, args.runs = min(args.deltas, 2_000), min(args.messages, 300), min(args.runs, 2)
     why = missing()
     if why:
         sys.exit(f"vscode_panel: {why}")
+    result: dict[str, Any] = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": f"{platform.machine()}, {platform.system()}, {os.cpu_count()} cores",
+        "loadAverageAtStart": round(os.getloadavg()[0], 2),
+    }
     with tempfile.TemporaryDirectory(prefix="shiro-bench-panel-") as tmp:
-        result = {
-            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "machine": f"{platform.machine()}, {platform.system()}",
-            "stream": stream(args.deltas, Path(tmp) / "stream"),
-            "resume": resume(args.messages, Path(tmp) / "resume"),
-        }
+        if args.only != "resume":
+            result["stream"] = stream(args.deltas, args.runs, Path(tmp) / "stream", args.trace)
+        if args.only != "stream":
+            result["resume"] = resume(args.messages, args.runs, Path(tmp) / "resume")
+    result["loadAverageAtEnd"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(result, indent=2))
+    if args.only or args.quick:
+        return  # a partial run is not the reported result
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,12 @@ def _preload() -> Any:
     from .agent.provider.openai_provider import import_sdk_now
 
     import_sdk_now()  # imports openai and the HTTP stack; opens no connection
+    # What else a first turn imports lazily (function-level imports), so a fork pays none of it.
+    import platformdirs  # noqa: F401 - state/paths.py, when no SHIRO_NEKO_HOME is set
+    from .agent import loop  # noqa: F401
+    from .agent.provider import pricing  # noqa: F401
+    from .lsp import pipe_writer  # noqa: F401
+    from .state import memory_compaction  # noqa: F401
 
     return create_server()
 

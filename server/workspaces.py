@@ -5,11 +5,11 @@ Without folders, `rootUri`, else the server's working directory (PROTOCOL.md).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
-from urllib.request import url2pathname
+from urllib.parse import unquote, urlsplit
 
 from .errors import InvalidArguments, Refused
 from .state.paths import workspace_key
@@ -23,7 +23,11 @@ def uri_to_path(uri: str) -> Path:
     parts = urlsplit(uri)
     if parts.scheme != "file" or not parts.path:
         raise InvalidArguments(f"workspace {uri!r} is not a file URI")
-    return Path(url2pathname(parts.path))
+    if os.name == "nt":  # drive letters; urllib.request costs http.client and email to import
+        from urllib.request import url2pathname
+
+        return Path(url2pathname(parts.path))
+    return Path(unquote(parts.path))  # what url2pathname does on POSIX
 
 
 @dataclass

@@ -32,3 +32,15 @@ def environment() -> dict[str, Any]:
         "loadavg": [round(x, 2) for x in os.getloadavg()],
         "machine": platform.machine(),
     }
+
+
+def write_result(path: Any, result: dict[str, Any]) -> None:
+    """Write one topic's result (with the environment it was measured in) and say where."""
+    import json
+    from pathlib import Path
+
+    out = Path(path)
+    result.setdefault("environment", environment())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")

@@ -78,12 +78,16 @@ class Connection:
     _stderr_task: asyncio.Task[None] | None = None
     _watch_task: asyncio.Task[None] | None = None
     _closed: bool = False
+    prompt_coming: bool = False  # a turn will follow: the server imports the SDK while it starts
 
     # -- lifecycle ------------------------------------------------------------------------
     def launch(self) -> None:
         """Start reaching the server now (it boots while the caller reads settings); idempotent."""
         if self._launching is None:
-            self._launching = asyncio.ensure_future(launch(self.cwd, dict(os.environ)))
+            env = dict(os.environ)
+            if self.prompt_coming:
+                env["SHIRO_PRELOAD_SDK"] = "1"  # read by server/__main__.py
+            self._launching = asyncio.ensure_future(launch(self.cwd, env))
 
     async def start(self) -> None:
         self.launch()

@@ -72,10 +72,10 @@ def _err(message: str) -> None:
     print(render.to_ansi([("red", message)], color), file=sys.stderr, flush=True)
 
 
-async def _connect(args: argparse.Namespace, cwd: Path) -> Connection:
+async def _connect(args: argparse.Namespace, cwd: Path, prompt_coming: bool = True) -> Connection:
     from ..user_settings import load_user_settings, merge
 
-    conn = Connection(cwd)
+    conn = Connection(cwd, prompt_coming=prompt_coming)
     conn.launch()  # the server starts (or a warm one is reached) while the settings file is read
     await asyncio.sleep(0)  # let the launch run up to its first wait: the process exists by then
     loaded = load_user_settings(cwd)
@@ -97,7 +97,7 @@ async def _resume(conn: Connection, args: argparse.Namespace) -> dict[str, Any] 
 
 
 async def run_sessions(args: argparse.Namespace, cwd: Path) -> int:
-    conn = await _connect(args, cwd)
+    conn = await _connect(args, cwd, prompt_coming=False)
     try:
         rows = await conn.sessions(max(1, args.limit))
     finally:

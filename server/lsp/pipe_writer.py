@@ -20,6 +20,7 @@ import asyncio
 import logging
 import os
 import stat
+import threading
 from typing import BinaryIO, Callable
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class PipeWriter:
         self._blocking = False
         self._broken = False
         self.on_drained: Callable[[], None] | None = None
+        self._loop_thread = threading.get_ident()
         os.set_blocking(self._fd, False)
 
     @property
@@ -59,6 +61,9 @@ class PipeWriter:
             raise BrokenPipeError("the client closed its end")
         if self._blocking:
             self._write_all(data)
+            return
+        if threading.get_ident() != self._loop_thread:  # the buffer and the watch are the loop's
+            self._loop.call_soon_threadsafe(self.write, data)
             return
         if self._buffer:
             self._buffer += data

@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -125,6 +127,34 @@ def describe_failure(exc: BaseException, command: str | None) -> str:
     return f"{type(leaf).__name__}: {text}" if type(leaf).__name__ not in text else text
 
 
+GUARD = Path(__file__).with_name("child_guard.py")
+
+
+def resolve_command(command: str, env: dict[str, str], cwd: Path) -> str:
+    """The executable the SDK would have started, found the way exec finds it; raises what exec
+    would, so a missing server still reads "command not found" rather than a guard's exit."""
+    if os.sep in command:
+        path = Path(command) if os.path.isabs(command) else cwd / command
+        if not path.is_file():
+            raise FileNotFoundError(command)
+        if not os.access(path, os.X_OK):
+            raise PermissionError(command)
+        return str(path)
+    found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH", os.defpath)))
+    if found is None:
+        raise FileNotFoundError(command)
+    return found
+
+
+def guarded(command: str, args: list[str], env: dict[str, str], cwd: Path) -> tuple[str, list[str]]:
+    """The command line that starts the server under `child_guard.py` on Linux (where the kernel
+    can signal a parent's death), so that it cannot outlive a SIGKILLed shiro server."""
+    if not sys.platform.startswith("linux"):
+        return command, args
+    executable = resolve_command(command, env, cwd)
+    return sys.executable, ["-I", "-S", str(GUARD), str(os.getpid()), executable, command, *args]
+
+
 class McpConnection:
     def __init__(self, spec: McpServerSpec, root: Path, on_change: Callable[["McpConnection"], None]) -> None:
         self.spec = spec
@@ -209,7 +239,8 @@ class McpConnection:
             cwd = self.root / spec.cwd if spec.cwd else self.root
             # The SDK passes only a safe set of variables (PATH, HOME, ...) plus `env`: our API key
             # never reaches a third-party server unless the user puts it there.
-            params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=cwd)
+            command, args = guarded(spec.command, list(spec.args), dict(spec.env), cwd)
+            params = StdioServerParameters(command=command, args=args, env=dict(spec.env) or None, cwd=cwd)
             self._stderr = StderrTail(self.name, self._stderr_closed)
             async with stdio_client(params, errlog=self._stderr.file) as streams:
                 yield streams

@@ -4,8 +4,13 @@
 --      SHIRO_NVIM_WORKSPACE (workspace folder, also the cwd), SHIRO_NVIM_OUT (result JSON path).
 -- Exit 0 when the script ran to the end (pytest judges the JSON), 1 on a Lua error, 2 on timeout.
 
+-- Every wait below is for a condition, so a generous deadline costs a passing run nothing; a
+-- machine shared by many jobs may take many seconds to start the server or stream a turn.
+local SLACK = 6
+local WATCHDOG_MS = 240000
+
 -- the watchdog first: nvim must exit whatever happens below
-vim.defer_fn(function() vim.cmd("cquit 2") end, 15000)
+vim.defer_fn(function() vim.cmd("cquit 2") end, WATCHDOG_MS)
 
 local function env(name)
   local value = os.getenv(name)
@@ -44,7 +49,7 @@ vim.defer_fn(function()
   results.errors[#results.errors + 1] = "watchdog: timed out at step " .. tostring(results.steps[#results.steps])
   pcall(write_results)
   vim.cmd("cquit 2")
-end, 14900)
+end, WATCHDOG_MS - 1000)
 
 vim.notify = function(msg, level)
   table.insert(results.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
@@ -55,8 +60,8 @@ local function step(name)
 end
 
 local function wait(what, ms, cond)
-  if not vim.wait(ms, cond, 20) then
-    error("timed out waiting for " .. what)
+  if not vim.wait(ms * SLACK, cond, 20) then
+    error("timed out waiting for " .. what .. " (" .. ms * SLACK .. " ms)")
   end
 end
 

@@ -47,7 +47,7 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def run(args: list[str], workspace: Path, env: dict[str, str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def run(args: list[str], workspace: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         SHIRO + args, cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
     )
@@ -129,7 +129,7 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path, workspace, env, fake, 
     proc = subprocess.Popen(SHIRO + args, cwd=workspace, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.close()  # like `| head` that has already exited
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=120)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert proc.returncode in (0, 141)
 
@@ -201,6 +201,12 @@ def test_sessions_continue_and_resume_by_prefix(tmp_path, workspace, env, fake):
 
 
 # -- interactive, under a pseudo-terminal ----------------------------------------------------
+# How long to wait for something to be shown (or the process to end). Every wait is for a
+# condition, so this costs a passing run nothing; a machine shared by many jobs may take many
+# seconds to start the client and its server, or to save and say good bye.
+WAIT = 60.0
+
+
 class Term:
     """`shiro` on a pseudo-terminal (pexpect spawns it) with a reader thread that plays the terminal:
     it keeps everything printed and answers prompt_toolkit's cursor position requests (CPR), as a
@@ -235,7 +241,7 @@ class Term:
                 self.child.send("\x1b[1;1R")
             tail = window[-(len(self.CPR) - 1):]
 
-    def expect(self, pattern: str, timeout: float = 15) -> re.Match[str]:
+    def expect(self, pattern: str, timeout: float = WAIT) -> re.Match[str]:
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout
         while True:
@@ -262,7 +268,7 @@ class Term:
         """Ctrl-D; returns everything printed from `Good bye.` on, without escape sequences."""
         self.key("ctrl-d")
         self.expect("Good bye.")
-        self.reader.join(timeout=15)
+        self.reader.join(timeout=WAIT)
         self.child.close()
         assert self.child.exitstatus == 0, self.out[-2000:]
         text = self.out.split("Good bye.", 1)[1]
@@ -287,14 +293,14 @@ def term(workspace, env):
 
 
 def wait_requests(fake: FakeProvider, n: int) -> list[Any]:
-    return fake.wait_for_requests(n, timeout=15)
+    return fake.wait_for_requests(n, timeout=WAIT)
 
 
 def test_print_renders_markdown_on_a_terminal_and_plain_text_in_a_pipe(workspace, env, fake):
     answer = "# The plan\n\n- read the parser\n\n```python\nprint('fixed')\n```"
     fake.script(Reply(text=answer), Reply(text=answer))
     child = pexpect.spawn(SHIRO[0], SHIRO[1:] + ["-p", "plan it"], cwd=str(workspace), env=env, dimensions=(40, 100), encoding="utf-8")
-    child.expect(pexpect.EOF, timeout=60)
+    child.expect(pexpect.EOF, timeout=120)
     shown = child.before
     assert re.search(r"\x1b\[[0-9;]*\b1[;0-9]*m\s*The plan", shown) and "# The plan" not in shown
     assert re.search(r"\x1b\[[0-9;]*38;5;[0-9]+[0-9;]*mprint", shown) and "```" not in shown
@@ -306,7 +312,7 @@ def test_interactive_answer_is_rendered_as_markdown(workspace, fake, term):
     fake.script(Reply(text="# The plan\n\n- read the parser\n- fix the loop\n\n```python\nprint('fixed')\n```\nDone.", chunks=6))
     t = term()
     t.type("plan it")
-    t.expect(r"\x1b\[[0-9;]*\b1[;0-9]*m\s*The plan", timeout=40)  # a heading: bold, its '#' gone
+    t.expect(r"\x1b\[[0-9;]*\b1[;0-9]*m\s*The plan")  # a heading: bold, its '#' gone
     t.expect(r"•.{0,12}read the parser")  # a list
     t.expect(r"\x1b\[[0-9;]*38;5;[0-9]+[0-9;]*mprint")  # the code block, highlighted
     t.expect("Done.")
@@ -372,7 +378,7 @@ def test_interactive_abort_queue_and_continue_after_restart(tmp_path, workspace,
     t.key("ctrl-c")
     # The abort's answer and the turn's end race each other: either order is right.
     t.expect(r"aborted[\s\S]*cleared 1 queued prompt|cleared 1 queued prompt[\s\S]*aborted")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT
     while fake.disconnected_early < 1 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert fake.disconnected_early == 1

@@ -77,14 +77,16 @@ class Harness:
     def types_of(self, turn_id: str) -> list[str]:
         return [e["type"] for e in self.of_turn(turn_id)]
 
-    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> None:
+    # Waits are for conditions: a generous deadline costs a passing run nothing, and a machine
+    # shared by many jobs may take many seconds for a step.
+    async def wait_for(self, predicate: Any, timeout: float = 60.0) -> None:
         deadline = asyncio.get_running_loop().time() + timeout
         while not predicate():
             if asyncio.get_running_loop().time() > deadline:
                 raise AssertionError("condition not met in time")
             await asyncio.sleep(0.02)
 
-    async def requests(self, n: int, timeout: float = 10.0) -> list[Any]:
+    async def requests(self, n: int, timeout: float = 60.0) -> list[Any]:
         return await asyncio.to_thread(self.fake.wait_for_requests, n, timeout)
 
 

@@ -3,12 +3,16 @@ by a real server. A new server on that home starts, names the bad file in its lo
 user's bytes (a copy aside before anything rewrites the file), and everything else keeps working:
 listings, resume of the other sessions, history, memory, a new chat and its save. A damaged
 session record and a damaged short-term memory database are never written to (the database is
-not even read until the file changes); every other file is rebuilt once its copy exists."""
+not even read until the file changes); every other file is rebuilt once its copy exists. The MCP
+trust record (`mcp-trust.json`) has its own test: a damaged one means "never asked", so the
+project's servers wait for the user's answer again."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,12 +20,17 @@ import pytest
 from shiro_neko.state.paths import workspace_key
 from tests.fake_provider import Call, FakeProvider, Reply
 from tests.lsp.conftest import server_env, start_client
+from tests.mcp.helpers import FAULT_SERVER
 
 DAMAGE = {
     "truncated": lambda data: data[: len(data) // 2],
     "zeroed": lambda data: b"\x00" * len(data),
     "garbage": lambda data: b"\xff\xfe garbage {[ \x07" * 8,
-    "wrong types": lambda data: b'{"id": 5, "version": "x", "sessions": [], "entries": {"a": 1}, "messages": "no", "prompts": 7}',
+    # One object whose every known key has the wrong type, whichever file it lands in.
+    "wrong types": lambda data: (
+        b'{"id": 5, "version": "x", "sessions": [], "entries": {"a": 1}, "messages": "no", "prompts": 7, '
+        b'"dirMtimeNs": "x", "workspaces": 5}'
+    ),
 }
 
 
@@ -31,6 +40,7 @@ def _target(home: Path, root: Path, kind: str, sessions: list[str]) -> Path:
         "session": home / "sessions" / f"{sessions[0]}.json",
         "index manifest": home / "sessions" / "index" / "manifest.json",
         "index shard": home / "sessions" / "index" / f"{key}.json",
+        "index state": home / "sessions" / "index" / "state.json",
         "memory": home / "memory" / f"{key}.json",
         "history": home / "history" / f"{key}.json",
         "short-term memory": home / "short-term-memory.sqlite3",
@@ -77,7 +87,9 @@ async def _pristine(tmp_path_factory) -> tuple[Path, Path, list[str]]:
 
 
 @pytest.mark.parametrize("damage", DAMAGE)
-@pytest.mark.parametrize("kind", ["session", "index manifest", "index shard", "memory", "history", "short-term memory"])
+@pytest.mark.parametrize(
+    "kind", ["session", "index manifest", "index shard", "index state", "memory", "history", "short-term memory"]
+)
 async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
     pristine, workspace, sessions = await _pristine(tmp_path_factory)
     home = tmp_path / "home"
@@ -116,3 +128,65 @@ async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
         assert target.read_bytes() == bad
     else:  # rebuilt, after the copy
         json.loads(target.read_bytes())
+
+
+async def _mcp_ready(h, name: str, timeout: float = 60.0) -> None:
+    """Until `name` is ready: a loaded machine may take many seconds to start a Python server."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        state = {s["name"]: s for s in (await h.command("shiro.mcp"))["servers"]}.get(name, {})
+        if state.get("state") == "ready":
+            return
+        assert state.get("state") in (None, "starting", "untrusted") and asyncio.get_running_loop().time() < deadline, state
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+async def test_bad_mcp_trust_record(tmp_path, capfd, damage):
+    """The trust record of `.mcp.json` (issue 13) damaged: the server starts, names the file, keeps
+    its bytes aside before the next answer rewrites it, and treats the project's servers as never
+    trusted: none starts before the user is asked again, and they run once the user says yes."""
+    home, workspace, pidfile = tmp_path / "home", tmp_path / "workspace", tmp_path / "pids"
+    workspace.mkdir()
+    entry = {"command": sys.executable, "args": [FAULT_SERVER, "--pidfile", str(pidfile)]}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
+    with FakeProvider() as fake:
+        h = await _client(home, workspace, fake)
+        h.answers = ["Trust"]
+        try:
+            await h.command("shiro.newSession")
+            await _mcp_ready(h, "proj")
+            fake.script(Reply(text="trusted"))
+            session = (await h.chat("before the damage"))["sessionId"]
+        finally:
+            await _stop(h)
+    target = home / "mcp-trust.json"
+    assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["decision"] == "trusted"
+    bad = DAMAGE[damage](target.read_bytes())
+    target.write_bytes(bad)
+    pidfile.unlink()
+    capfd.readouterr()
+
+    started_before_asked: list[bool] = []
+    with FakeProvider() as fake:
+        h = await _client(home, workspace, fake)
+        h.answers = ["Trust"]
+        h.before_answer = lambda: started_before_asked.append(pidfile.exists())
+        try:
+            await h.command("shiro.newSession")
+            await h.wait_for(lambda: h.asked, timeout=60)
+            assert len(h.asked) == 1 and ".mcp.json" in h.asked[0] and "proj" in h.asked[0]
+            assert started_before_asked == [False], "a project server ran before the user trusted it again"
+            await _mcp_ready(h, "proj")
+            # The rest keeps working.
+            assert session in {s["id"] for s in (await h.command("shiro.sessions"))["sessions"]}
+            assert (await h.command("shiro.history"))["prompts"] == ["before the damage"]
+            fake.script(Reply(text="still fine"))
+            assert (await h.chat("after the damage"))["status"] == "completed"
+        finally:
+            await _stop(h)
+    log = capfd.readouterr().err
+    assert str(target) in log and "corrupt" in log, f"the log does not name {target}:\n{log[-2000:]}"
+    copies = sorted(home.glob(f"{target.name}.corrupt-*"))
+    assert [c.read_bytes() for c in copies] == [bad], "the damaged bytes were not kept aside, exactly once"
+    assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["decision"] == "trusted"

@@ -14,11 +14,11 @@ async def test_shutdown_during_a_turn_answers_cleanly(tmp_path, fake, workspace)
     fake.script(Reply(text="a long answer " * 20, chunks=40, delay=0.05))
     running = h.start_chat("talk")
     await h.wait_for(lambda: any(e["type"] == "text_delta" for e in h.events))
-    await asyncio.wait_for(h.client.shutdown_async(None), timeout=10)  # answered, not -32603
-    done, _ = await asyncio.wait([running], timeout=10)
+    await asyncio.wait_for(h.client.shutdown_async(None), timeout=60)  # answered, not -32603
+    done, _ = await asyncio.wait([running], timeout=60)
     assert done, "the running shiro.chat was never answered"
     h.client.exit(None)
-    code = await asyncio.wait_for(h.client._server.wait(), timeout=10)
+    code = await asyncio.wait_for(h.client._server.wait(), timeout=60)
     assert code == 0
     assert any(e["type"] == "turn_end" and e["status"] == "aborted" for e in h.events)
     await h.client.stop()
@@ -31,7 +31,7 @@ async def test_pipe_closed_without_shutdown_flushes_and_logs(tmp_path, fake, wor
     result = await h.chat("hello there")
     server = h.client._server
     server.stdin.close()
-    code = await asyncio.wait_for(server.wait(), timeout=10)
+    code = await asyncio.wait_for(server.wait(), timeout=60)
     assert code is not None
     await asyncio.sleep(0.2)  # let the client forward the last stderr lines
     await h.client.stop()

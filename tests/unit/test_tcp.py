@@ -37,14 +37,16 @@ def test_tcp_initialize(tmp_path):
     env = {**os.environ, "SHIRO_NEKO_HOME": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "shiro_neko", "--tcp", "--host", "127.0.0.1", "--port", str(port)], env=env)
     try:
-        for _ in range(100):
+        # Until it listens: a loaded machine may take many seconds to import and start the server.
+        deadline = time.monotonic() + 90
+        while True:
             try:
                 sock = socket.create_connection(("127.0.0.1", port), timeout=10)
                 break
             except OSError:
+                assert proc.poll() is None, f"the server exited with {proc.returncode} before it listened"
+                assert time.monotonic() < deadline, "the server never listened"
                 time.sleep(0.1)
-        else:
-            raise AssertionError("the server never listened")
         with sock:
             _send(sock, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
             reply = _read(sock)

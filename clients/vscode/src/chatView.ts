@@ -15,8 +15,9 @@ import {
 } from './shared/messages';
 import type { SessionStore } from './store';
 
-/** Rows sent on hydrate; older ones are paged in as the user scrolls up. */
-export const HYDRATE_ROWS = 150;
+/** Rows sent on hydrate (the webview renders the newest first and the rest in slices); older
+ * ones are paged in as the user scrolls up. */
+export const HYDRATE_ROWS = 1200;
 export const PAGE_ROWS = 100;
 
 export type PanelHandler = (msg: WebviewToHost, view: ChatView) => void | Promise<void>;
@@ -103,6 +104,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 
   hydrate(): void {
     this.coalescer.reset();
+    // Not ready: `ready` hydrates, and that hydrate is the one that carries the mark.
+    if (!this.isReady) return;
     const rows = this.store.rows;
     const start = Math.max(0, rows.length - HYDRATE_ROWS);
     const msg: HostToWebview = {

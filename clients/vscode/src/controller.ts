@@ -232,11 +232,14 @@ export class Controller implements vscode.Disposable {
 
   async resume(args: { id: string } | { latest: true }, quiet = false): Promise<void> {
     try {
-      this.view?.markNextHydrate(`resume:${Date.now()}`);
+      const sentAt = Date.now();
       const r = await this.client.execute<ResumeResult>('shiro.resume', { ...args, workspace: this.workspace });
       const notice = r.forkedFrom
         ? `This session is open in another window, so it continues here as a fork of ${r.forkedFrom.slice(0, 8)}.`
         : undefined;
+      // Marked here, not before the request: a hydrate in between (the view becoming ready) must
+      // not carry the resumed session's mark.
+      this.view?.markNextHydrate(`resume:${sentAt}`);
       this.store.load(r.sessionId, r.title, r.messages, notice);
     } catch (err) {
       if (quiet) throw err;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { JSDOM } from 'jsdom';
-import { blocks, renderBlocksHtml, renderMarkdown, sanitize, setWindow, splitCommitted, StreamingMarkdown } from '../webview/markdown';
+import { blocks, renderBlocksHtml, renderMarkdown, sanitize, SECTION_BLOCKS, setWindow, splitCommitted, StreamingMarkdown } from '../webview/markdown';
 
 const dom = new JSDOM('<!DOCTYPE html><body></body>');
 setWindow(dom.window as unknown as Window & typeof globalThis);
@@ -38,10 +38,87 @@ test('property: any split into deltas renders like the finished text in one shot
         view.append(text.slice(at, at + n));
         at += n;
       }
-      const streamed = [...view.el.children].map((c) => c.innerHTML).join('');
+      const streamed = [...view.el.querySelectorAll('.md-block')].map((c) => c.innerHTML).join('');
       assert.equal(streamed, oneShot, `round ${round}`);
     }
   }
+});
+
+/** The bench's kind of answer: headings, paragraphs, code and lists, many blocks. */
+function longAnswer(steps: number): string {
+  let out = '';
+  for (let n = 1; n <= steps; n++) {
+    out += `### Step ${n}\n\nThe handler for page ${n} returns \`paginate(items, page=${n})\`.\n\n`;
+    out += `\`\`\`python\ndef page_${n}(items):\n    return items[${n} * 10:]\n\`\`\`\n\n- checked ${n}\n- next ${n + 1}\n\n`;
+  }
+  return out + '```ts\nconst open = "fence at the very end";\n';
+}
+
+const blockHtml = (view: StreamingMarkdown) => [...view.el.querySelectorAll('.md-block')].map((c) => c.innerHTML).join('');
+
+test('incremental: with every frame over budget, the final DOM equals a full render', () => {
+  const r = rng(11);
+  const text = longAnswer(60);
+  const full = doc.createElement('div');
+  full.innerHTML = renderBlocksHtml(text);
+  for (let round = 0; round < 5; round++) {
+    const view = new StreamingMarkdown(doc);
+    let at = 0;
+    let calls = 0;
+    while (at < text.length) {
+      at += 1 + Math.floor(r() * 400);
+      // A deadline already past: each call commits one block at most and may leave the rest.
+      view.set(text.slice(0, at), -Infinity);
+      calls += 1;
+    }
+    while (!view.set(text, -Infinity, true)) calls += 1;
+    assert.equal(view.behind, 0);
+    assert.equal(blockHtml(view), full.innerHTML, `round ${round}`);
+    assert.equal(view.el.textContent, full.textContent, `round ${round}`);
+    assert.ok(calls > 60, 'the budget made it take many calls');
+  }
+});
+
+test('incremental: finished blocks are grouped in sections and never rebuilt', () => {
+  const text = longAnswer(30);
+  const view = new StreamingMarkdown(doc);
+  view.set(text.slice(0, text.length / 2));
+  const firstSection = view.el.querySelector('.md-section')!;
+  const firstBlock = firstSection.firstElementChild;
+  view.set(text);
+  const sections = view.el.querySelectorAll('.md-section');
+  assert.ok(sections.length > 1, 'more than one section');
+  for (const s of sections) assert.ok(s.children.length <= SECTION_BLOCKS);
+  assert.equal(view.el.querySelector('.md-section'), firstSection);
+  assert.equal(firstSection.firstElementChild, firstBlock);
+  assert.equal(view.el.lastElementChild!.classList.contains('md-tail'), true);
+});
+
+test('incremental: an open fence grows in place, as plain text, then renders like a full render', () => {
+  const view = new StreamingMarkdown(doc);
+  view.set('intro\n\n```python\ndef f():\n');
+  const code = view.el.querySelector('.md-tail pre > code.language-python')!;
+  const node = code.firstChild;
+  assert.equal(code.textContent, 'def f():\n');
+  view.set('intro\n\n```python\ndef f():\n    return "<b>x</b>"\n');
+  assert.equal(view.el.querySelector('.md-tail pre > code')!.firstChild, node, 'the same text node, appended to');
+  assert.equal(code.textContent, 'def f():\n    return "<b>x</b>"\n');
+  assert.equal(view.el.querySelector('.md-tail b'), null, 'code text is never parsed as HTML');
+  assert.ok(!view.el.innerHTML.includes('hljs-'));
+  // The answer ends inside the fence: the final render highlights it, as a one-shot render does.
+  const text = 'intro\n\n```python\ndef f():\n    return "<b>x</b>"\n';
+  view.set(text, Infinity, true);
+  assert.equal(blockHtml(view), renderBlocksHtml(text));
+  assert.ok(view.el.innerHTML.includes('hljs-keyword'));
+});
+
+test('incremental: a text that is not an append of the last one renders from scratch', () => {
+  const view = new StreamingMarkdown(doc);
+  view.set('one\n\ntwo\n\n```js\nlet a');
+  view.set('uno\n\ndos\n\n');
+  assert.equal(blockHtml(view), renderBlocksHtml('uno\n\ndos\n\n'));
+  view.set('uno\n\ndos\n\ntres');
+  assert.equal(blockHtml(view), renderBlocksHtml('uno\n\ndos\n\ntres'));
 });
 
 test('committed blocks are rendered once: earlier elements are kept while the tail grows', () => {

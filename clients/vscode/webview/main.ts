@@ -38,7 +38,7 @@ const jumpBtn = $<HTMLButtonElement>('jump');
 const announceEl = $<HTMLDivElement>('announce');
 
 /** Figures the benchmark and the end-to-end test read from the page. */
-const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '' };
+const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '', allRendered: '', behind: 0 };
 (window as unknown as { __shiro: typeof stats }).__shiro = stats;
 try {
   new PerformanceObserver((list) => {
@@ -97,32 +97,94 @@ function announce(text: string): void {
 }
 
 // -- rows -----------------------------------------------------------------------------------
-function upsert(row: Row, before?: Element | null): void {
+/** Rows whose text is not all rendered yet (a frame's budget ran out): finished next frames. */
+const behind = new Set<RowEntry>();
+
+function upsert(row: Row, before?: Element | null, deadline = Infinity): void {
   const entry = entries.get(row.id);
   if (entry) {
     const wasAsking = !!entry.row.tool?.ask && !entry.row.tool.ask.decision;
     entry.row = row;
-    renderRow(entry, actions);
+    track(entry, renderRow(entry, actions, deadline));
     const asking = !!row.tool?.ask && !row.tool.ask.decision;
     if (asking && !wasAsking) announce(`Approval needed: ${row.tool!.ask!.title}`);
     return;
   }
   const created: RowEntry = { row, el: document.createElement('div') };
   entries.set(row.id, created);
-  renderRow(created, actions);
+  track(created, renderRow(created, actions, deadline));
   if (before) rowsEl.insertBefore(created.el, before);
   else rowsEl.appendChild(created.el);
   if (row.tool?.ask && !row.tool.ask.decision) announce(`Approval needed: ${row.tool.ask.title}`);
 }
 
+function track(entry: RowEntry, caughtUp: boolean): void {
+  if (caughtUp) behind.delete(entry);
+  else behind.add(entry);
+}
+
+const rowCount = () => rowsEl.childElementCount;
+
 function remove(id: string): void {
-  entries.get(id)?.el.remove();
+  const entry = entries.get(id);
+  if (entry) behind.delete(entry);
+  entry?.el.remove();
   entries.delete(id);
 }
 
 function updateEmpty(): void {
-  emptyEl.hidden = entries.size > 0;
-  olderEl.hidden = !hasOlder;
+  emptyEl.hidden = entries.size > 0 || backfill.length > 0;
+  olderEl.hidden = !hasOlder || backfill.length > 0;
+}
+
+// -- hydrate: the newest rows first, the older ones in slices -----------------------------------
+/** Rows rendered at once on hydrate (a screenful and more); the rest follow in slices. */
+const FIRST_ROWS = 30;
+const SLICE_MS = 40;
+/** Older hydrated rows not rendered yet, oldest first (null: removed meanwhile). */
+let backfill: (Row | null)[] = [];
+let backfillIds = new Map<string, number>();
+let backfillGen = 0;
+
+function startBackfill(rows: Row[], done: () => void): void {
+  const gen = ++backfillGen;
+  backfill = rows;
+  backfillIds = new Map(rows.map((r, i) => [r.id, i]));
+  const slice = () => {
+    if (gen !== backfillGen) return;
+    const end = performance.now() + SLICE_MS;
+    // Each older row goes in before the oldest one shown; scroll anchoring keeps the view still.
+    while (backfill.length && performance.now() < end) {
+      const row = backfill.pop()!;
+      if (row) {
+        backfillIds.delete(row.id);
+        upsert(row, rowsEl.firstElementChild);
+      }
+    }
+    // No pin per slice (a forced layout each): rows go in above the view, which scroll anchoring
+    // keeps where it is; one pin at the end.
+    if (backfill.length) setTimeout(slice, 0);
+    else {
+      updateEmpty();
+      pin();
+      done();
+    }
+  };
+  if (rows.length) setTimeout(slice, 0);
+  else done();
+}
+
+/** A patch for a row still waiting in the backfill updates it there. */
+function patchBackfill(op: PanelOp): boolean {
+  const id = op.op === 'upsert' ? op.row.id : op.id;
+  const i = backfillIds.get(id);
+  if (i === undefined) return false;
+  const row = backfill[i];
+  if (op.op === 'upsert') backfill[i] = op.row;
+  else if (op.op === 'remove') backfill[i] = null;
+  else if (row && row.rev === op.base) backfill[i] = { ...row, text: row.text + op.s, rev: op.rev };
+  else stats.resyncs += 1; // cannot happen: the host sends appends only for streaming rows
+  return true;
 }
 
 let queued: PanelOp[] = [];
@@ -131,13 +193,18 @@ function schedule(): void {
   if (!frame) frame = requestAnimationFrame(flush);
 }
 
+/** Rendering work per frame: past it, the rest of a burst is rendered over the next frames. */
+const FRAME_BUDGET_MS = 8;
+
 function flush(): void {
   frame = 0;
   const t0 = performance.now();
+  const deadline = t0 + FRAME_BUDGET_MS;
   const ops = queued;
   queued = [];
   const grown = new Set<RowEntry>();
   for (const op of ops) {
+    if (backfill.length && patchBackfill(op)) continue;
     if (op.op === 'append') {
       const entry = entries.get(op.id);
       if (!entry || entry.row.rev !== op.base) {
@@ -158,12 +225,19 @@ function flush(): void {
       grown.add(entry);
     } else if (op.op === 'upsert') {
       grown.delete(entries.get(op.row.id)!);
-      upsert(op.row);
+      upsert(op.row, undefined, deadline);
     } else {
+      grown.delete(entries.get(op.id)!);
       remove(op.id);
     }
   }
-  for (const entry of grown) entry.md?.set(entry.row.text);
+  for (const entry of new Set([...behind, ...grown])) {
+    if (entry.md) track(entry, entry.md.set(entry.row.text, deadline, !entry.row.streaming));
+  }
+  let left = 0;
+  for (const entry of behind) left += entry.md?.behind ?? 0;
+  stats.behind = left;
+  if (behind.size) schedule();
   updateEmpty();
   pin();
   stats.frames += 1;
@@ -212,7 +286,7 @@ jumpBtn.addEventListener('click', () => {
 // Older messages page in when the top comes into view; the scroll position stays where it was.
 const loadOlder = () => {
   const first = rowsEl.firstElementChild as HTMLElement | null;
-  if (hasOlder && first?.dataset.id) post({ t: 'loadOlder', beforeId: first.dataset.id });
+  if (hasOlder && !backfill.length && first?.dataset.id) post({ t: 'loadOlder', beforeId: first.dataset.id });
 };
 $<HTMLButtonElement>('load-older').addEventListener('click', loadOlder);
 new IntersectionObserver((seen) => {
@@ -489,26 +563,40 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       const t0 = performance.now();
       queued = [];
       entries.clear();
+      behind.clear();
       rowsEl.replaceChildren();
       hasOlder = msg.hasOlder;
       slash = msg.slash;
-      for (const row of msg.rows) upsert(row);
+      const first = Math.max(0, msg.rows.length - FIRST_ROWS);
+      for (const row of msg.rows.slice(first)) upsert(row);
       renderQueue(msg.queue);
       setBusy(msg.busy);
-      updateEmpty();
       follow = true;
+      // The mark is "resume:<host Date.now() when the resume was sent>": same clock, same machine.
+      const sentAt = Number(msg.mark?.split(':')[1]);
+      const figure = (rows: number) => {
+        const ms = performance.now() - t0;
+        const total = Number.isFinite(sentAt) ? Date.now() - sentAt : NaN;
+        return { ms, text: `${msg.mark}:${ms.toFixed(1)}:${rows}:${total}` };
+      };
+      startBackfill(msg.rows.slice(0, first), () => {
+        if (!msg.mark) return;
+        // All rows in the DOM, laid out and painted: measured after the next frame.
+        requestAnimationFrame(() => setTimeout(() => {
+          const { ms, text } = figure(rowCount());
+          stats.allRendered = text;
+          document.body.dataset.allRendered = text;
+          post({ t: 'rendered', mark: msg.mark!, ms, rows: rowCount() });
+        }, 0));
+      });
+      updateEmpty();
       pin();
       document.body.dataset.session = msg.sessionId ?? '';
       if (msg.mark) {
-        // Rendered = laid out and painted: measured after the next frame.
+        // The newest rows on screen (rendered = laid out and painted): after the next frame.
         requestAnimationFrame(() => setTimeout(() => {
-          const ms = performance.now() - t0;
-          // The mark is "resume:<host Date.now() when the resume was sent>": same clock, same machine.
-          const sentAt = Number(msg.mark!.split(':')[1]);
-          const total = Number.isFinite(sentAt) ? Date.now() - sentAt : NaN;
-          stats.lastRender = `${msg.mark}:${ms.toFixed(1)}:${msg.rows.length}:${total}`;
+          stats.lastRender = figure(msg.rows.length - first).text;
           document.body.dataset.lastRender = stats.lastRender;
-          post({ t: 'rendered', mark: msg.mark!, ms, rows: msg.rows.length });
         }, 0));
       }
       return;

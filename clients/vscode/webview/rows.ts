@@ -140,8 +140,12 @@ function toolCard(entry: RowEntry, actions: RowActions): HTMLElement {
   return card;
 }
 
-/** Builds (or rebuilds) a row's element. Streaming assistant text keeps its StreamingMarkdown. */
-export function renderRow(entry: RowEntry, actions: RowActions): void {
+/**
+ * Builds (or rebuilds) a row's element. Streaming assistant text keeps its StreamingMarkdown.
+ * With a deadline, long text may be left partly rendered: false means "call again next frame"
+ * (see `StreamingMarkdown.set`).
+ */
+export function renderRow(entry: RowEntry, actions: RowActions, deadline = Infinity): boolean {
   const row = entry.row;
   const el = entry.el;
   el.className = `row ${row.kind}${row.streaming ? ' streaming' : ''}`;
@@ -162,7 +166,7 @@ export function renderRow(entry: RowEntry, actions: RowActions): void {
         parts.push(list);
       }
       el.replaceChildren(...parts);
-      return;
+      return true;
     }
     case 'assistant': {
       el.setAttribute('aria-label', 'shiro-neko said');
@@ -170,8 +174,7 @@ export function renderRow(entry: RowEntry, actions: RowActions): void {
         entry.md = new StreamingMarkdown(document, (b) => decorateCode(b, actions));
         el.replaceChildren(entry.md.el);
       }
-      entry.md.set(row.text);
-      return;
+      return entry.md.set(row.text, deadline, !row.streaming);
     }
     case 'reasoning': {
       let details = el.querySelector(':scope > details.reasoning') as HTMLDetailsElement | null;
@@ -189,17 +192,17 @@ export function renderRow(entry: RowEntry, actions: RowActions): void {
         icon(row.streaming ? 'loading' : 'lightbulb', row.streaming ? 'codicon-modifier-spin' : ''),
         document.createTextNode(row.streaming ? ' Thinking…' : ' Thought'),
       );
-      entry.md.set(row.text);
-      return;
+      return entry.md.set(row.text, deadline, !row.streaming);
     }
     case 'tool':
       el.replaceChildren(toolCard(entry, actions));
-      return;
+      return true;
     case 'notice':
     case 'error': {
       el.setAttribute('role', row.kind === 'error' ? 'alert' : 'note');
       el.replaceChildren(icon(row.kind === 'error' ? 'error' : 'info'), h('span', 'notice-text', row.text));
-      return;
+      return true;
     }
   }
+  return true;
 }

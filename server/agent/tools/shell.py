@@ -7,6 +7,7 @@ it started, background children included, without touching the server's own proc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -147,21 +148,37 @@ def _exit_line(code: int | None) -> str:
     return f"exit code {code}"
 
 
+async def _spawn(argv: list[str], host: ToolHost) -> asyncio.subprocess.Process:
+    """Start the command in its own process group (whose id is its pid), so that a cancellation
+    cannot leave any of it running. The shell runs before its spawn is awaited to the end; a cancel
+    landing then made asyncio kill the shell alone, and a child it had already started lived on.
+    So the spawn finishes under a shield, and a cancel stops the whole new group before going on."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=host.root,
+            env=_env(),
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # a spawn that failed left nothing to stop
+            await stop_process_group((await spawn).pid)
+        raise
+
+
 async def _run_command(host: ToolHost, args: dict[str, Any], sandbox: Sandbox | None = None) -> ToolResult:
     command: str = args["command"]
     timeout = min(max(int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_S), 1), MAX_TIMEOUT_S)
     argv = [_shell(), "-c", command]
     if sandbox is not None:
         argv = sandbox.wrap(argv, str(host.root))
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=host.root,
-        env=_env(),
-        start_new_session=True,  # its own process group, whose id is its pid
-    )
+    proc = await _spawn(argv, host)
     assert proc.stdout is not None
     out = _Output()
     pump = asyncio.create_task(_pump(proc.stdout, out))

@@ -254,38 +254,76 @@ async function mainScenario() {
   for (const [name, s] of Object.entries(out.shots)) if (name !== '00-blank-workbench') s.diffFromBlank = await pixelDiff(blank, s.path);
 }
 
+/** One streamed answer, measured from the webview's own figures (window.__shiro). */
+async function streamOnce(frame, run) {
+  await frame.evaluate(() => {
+    const s = window.__shiro;
+    Object.assign(s, { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0 });
+  });
+  // --trace: a Chromium performance trace of the first stream, to find where the time goes.
+  if (config.trace && run === 0) {
+    await browser.startTracing(page, { path: config.trace, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'disabled-by-default-v8.cpu_profiler'] });
+  }
+  await send(frame, `${config.prompt} (run ${run + 1})`);
+  const sentAt = Date.now();
+  await frame.waitForSelector('#rows .row.assistant', { timeout: T });
+  const firstAt = Date.now();
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && document.querySelector('#rows .row.assistant:not(.streaming)') && window.__shiro.behind === 0, null, { timeout: 10 * T, polling: 100 });
+  const doneAt = Date.now();
+  if (config.trace && run === 0) await browser.stopTracing();
+  const result = {
+    firstRowMs: firstAt - sentAt,
+    totalMs: doneAt - sentAt,
+    text: await frame.$eval('#rows .row.assistant', (r) => r.querySelector('.md').textContent),
+    rawLength: await frame.evaluate(() => window.__shiro.chars),
+    stats: await frame.evaluate(() => ({ ...window.__shiro })),
+  };
+  step(`streamed run ${run + 1}`);
+  return result;
+}
+
 async function streamBench() {
   await workbench();
   const frame = await openPanel();
   await frame.waitForFunction(() => document.body.dataset.session, null, { timeout: T });
-  await send(frame, config.prompt);
-  const sentAt = Date.now();
-  await frame.waitForSelector('#rows .row.assistant', { timeout: T });
-  const firstAt = Date.now();
-  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && document.querySelector('#rows .row.assistant:not(.streaming)'), null, { timeout: 10 * T, polling: 100 });
-  const doneAt = Date.now();
-  // Responsiveness while it streamed: the page must answer input between frames.
-  out.stream = {
-    firstRowMs: firstAt - sentAt,
-    totalMs: doneAt - sentAt,
-    text: await frame.$eval('#rows .row.assistant', (r) => r.querySelector('.md').innerText),
-    rawLength: await frame.evaluate(() => window.__shiro.chars),
-    stats: await frame.evaluate(() => window.__shiro),
-  };
-  step('streamed');
+  out.streams = [];
+  for (let run = 0; run < (config.runs ?? 1); run++) {
+    if (run > 0) {
+      const before = await frame.evaluate(() => document.body.dataset.session);
+      await palette('Shiro Neko: New Chat');
+      await frame.waitForFunction((b) => document.body.dataset.session !== b && !document.querySelector('#rows .row'), before, { timeout: T });
+    }
+    out.streams.push(await streamOnce(frame, run));
+  }
 }
 
-async function resumeBench() {
-  await workbench();
-  const frame = await openPanel();
-  await frame.waitForFunction(() => document.body.dataset.lastRender, null, { timeout: 3 * T });
-  out.resume = {
-    lastRender: await frame.evaluate(() => document.body.dataset.lastRender),
+async function resumeFigures(frame) {
+  await frame.waitForFunction(() => document.body.dataset.allRendered, null, { timeout: 3 * T });
+  return {
+    firstPaint: await frame.evaluate(() => document.body.dataset.lastRender),
+    allRendered: await frame.evaluate(() => document.body.dataset.allRendered),
     rows: await frame.$$eval('#rows .row', (r) => r.length),
+    notices: await frame.$$eval('#rows .row.notice', (r) => r.map((n) => n.textContent)),
     hasOlder: await frame.$eval('#older', (o) => !o.hidden),
     nodes: await frame.evaluate(() => document.getElementsByTagName('*').length),
   };
-  step('resumed');
+}
+
+/** Open the workspace (its newest session is resumed), then reload the window `runs` times. */
+async function resumeBench() {
+  await workbench();
+  let frame = await openPanel();
+  out.resume = { open: await resumeFigures(frame), reloads: [] };
+  step('resumed on open');
+  for (let run = 0; run < (config.runs ?? 1); run++) {
+    const t = Date.now();
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: T });
+    frame = await openPanel();
+    const figures = await resumeFigures(frame);
+    out.resume.reloads.push({ reloadToAllRenderedMs: Date.now() - t, ...figures });
+    step(`reload ${run + 1}`);
+  }
 }
 
 try {
