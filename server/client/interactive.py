@@ -30,6 +30,7 @@ from .. import protocol as wire
 from ..model.workspace_files import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
+from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 
@@ -514,7 +515,7 @@ class Interactive:
             completer=ShiroCompleter(self.cwd), complete_while_typing=True, key_bindings=self.bindings(),
             style=STYLE, enable_history_search=False, reserve_space_for_menu=6,
         )
-        with patch_stdout(raw=True):
+        with keys_kept_during_output(), patch_stdout(raw=True):
             while not self.leaving:
                 try:
                     text = await session.prompt_async()

@@ -210,9 +210,11 @@ class SessionsFeature:
         except StateError as exc:
             raise Refused(str(exc)) from None
         session = self._from_record(workspace, record)
+        opened = self._opened(workspace, session, forked_from)
         if forked_from is not None:
+            # Saved once current: a save releases saved sessions that are no workspace's current one.
             await self.save(session)
-        return self._opened(workspace, session, forked_from)
+        return opened
 
     def _own_workspace(self, cwd: Path) -> Workspace | None:
         """The folder of this server a session recorded in `cwd` belongs to, if it is open."""

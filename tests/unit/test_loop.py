@@ -4,27 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import AsyncIterator
 
 import msgspec
 import pytest
 
 from shiro_neko.agent.events import ListSink
-from shiro_neko.agent.loop import run_turn
-from shiro_neko.agent.provider.base import (
-    Completed,
-    OutputStarted,
-    ProviderError,
-    ProviderEvent,
-    ProviderRequest,
-    RefusalDelta,
-    TextDelta,
-    Usage,
-)
-from shiro_neko.agent.session import AgentSession, SessionDeps
+from shiro_neko.agent.provider.base import ProviderError, ProviderRequest
 from shiro_neko.agent.status import status_payload
-from shiro_neko.agent.tools.disk_host import DiskToolHost
-from shiro_neko.agent.tools.registry import core_tools
 from shiro_neko.model.transcript import (
     AssistantMessage,
     TextPart,
@@ -34,50 +20,8 @@ from shiro_neko.model.transcript import (
     pending_calls,
 )
 from shiro_neko.config import Settings
-from shiro_neko.model.session_state import SessionState
-
-
-class ScriptedProvider:
-    name = "scripted"
-
-    def __init__(self, *replies: AssistantMessage | Exception, delay: float = 0.0) -> None:
-        self.replies = list(replies)
-        self.requests: list[ProviderRequest] = []
-        self.delay = delay
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        self.requests.append(request)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        yield OutputStarted()
-        for part in reply.content:
-            if isinstance(part, TextPart):
-                for word in part.text.split(" "):
-                    await asyncio.sleep(self.delay)
-                    yield RefusalDelta(word + " ") if part.refusal else TextDelta(word + " ")
-        yield Completed(reply, Usage(10, 2))
-
-
-def text(t: str) -> AssistantMessage:
-    return AssistantMessage(content=[TextPart(text=t)])
-
-
-def call(name: str, args: dict, call_id: str) -> AssistantMessage:
-    return AssistantMessage(content=[ToolCallPart(tool_call_id=call_id, tool_name=name, input=args)])
-
-
-def make_session(tmp_path: Path, provider: ScriptedProvider, sink: ListSink, settings: Settings | None = None) -> AgentSession:
-    settings = settings or Settings(model="test-model")
-    deps = SessionDeps(
-        settings=lambda: settings,
-        sink=sink,
-        host=DiskToolHost(tmp_path),
-        provider=lambda s: provider,
-        run_turn=run_turn,
-        tools=lambda s: core_tools(),
-    )
-    return AgentSession(SessionState(id="s1", cwd=str(tmp_path)), deps)
+from tests.support.builders import assistant, call
+from tests.support.scripted import ScriptedProvider, make_session
 
 
 def assert_every_call_answered(request: ProviderRequest) -> None:
@@ -88,7 +32,7 @@ def assert_every_call_answered(request: ProviderRequest) -> None:
 
 async def test_tool_loop_and_transcript_shape(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
-    provider = ScriptedProvider(call("read_file", {"path": "a.txt"}, "c1"), text("it says alpha"))
+    provider = ScriptedProvider(assistant(call("c1", path="a.txt")), assistant("it says alpha"))
     session = make_session(tmp_path, provider, ListSink())
     outcome = await session.turns.submit("read a").done
     assert outcome.status == "completed" and outcome.text == "it says alpha"
@@ -99,7 +43,7 @@ async def test_tool_loop_and_transcript_shape(tmp_path: Path) -> None:
 
 
 async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
-    provider = ScriptedProvider(text("one two three four five six seven"), text("never"), delay=0.05)
+    provider = ScriptedProvider(assistant("one two three four five six seven"), assistant("never"), delay=0.05)
     sink = ListSink()
     session = make_session(tmp_path, provider, sink)
     first = session.turns.submit("first")
@@ -118,7 +62,7 @@ async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
 
 async def test_a_refusal_ends_completed_and_refused_and_an_interrupted_one_stays_a_refusal(tmp_path: Path) -> None:
     declined = AssistantMessage(content=[TextPart(text="I can't do that", refusal=True)])
-    provider = ScriptedProvider(declined, text("ok then"), AssistantMessage(content=[TextPart(text="no no no no no no", refusal=True)]),
+    provider = ScriptedProvider(declined, assistant("ok then"), AssistantMessage(content=[TextPart(text="no no no no no no", refusal=True)]),
                                 delay=0.05)
     sink = ListSink()
     session = make_session(tmp_path, provider, sink)
@@ -138,7 +82,7 @@ async def test_a_refusal_ends_completed_and_refused_and_an_interrupted_one_stays
 
 
 async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:
-    provider = ScriptedProvider(call("run_command", {"command": "echo hi"}, "c1"), text("ok"))
+    provider = ScriptedProvider(assistant(call("c1", "run_command", command="echo hi")), assistant("ok"))
     sink = ListSink(answers=["deny"])
     session = make_session(tmp_path, provider, sink)
     await session.turns.submit("run").done
@@ -147,7 +91,7 @@ async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:
 
 
 async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(tmp_path: Path) -> None:
-    provider = ScriptedProvider(call("write_file", {"path": "x.txt", "content": "x"}, "c1"), text("written"))
+    provider = ScriptedProvider(assistant(call("c1", "write_file", path="x.txt", content="x")), assistant("written"))
     asked = asyncio.Event()
 
     class SlowSink(ListSink):
@@ -174,9 +118,9 @@ async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(t
 
 
 async def test_new_prompt_denies_a_waiting_call_first(tmp_path: Path) -> None:
-    provider = ScriptedProvider(text("fine"))
+    provider = ScriptedProvider(assistant("fine"))
     session = make_session(tmp_path, provider, ListSink())
-    session.messages = [UserMessage(content=[TextPart("x")]), call("run_command", {"command": "rm -rf /"}, "c9")]
+    session.messages = [UserMessage(content=[TextPart("x")]), assistant(call("c9", "run_command", command="rm -rf /"))]
     await session.turns.submit("never mind").done
     assert_every_call_answered(provider.requests[0])
     denied = session.messages[2]
