@@ -151,9 +151,14 @@ class SessionsFeature:
 
     def _save_owned(self, record: SessionRecord) -> Path | None:
         # The lease is taken at the first save and kept: a second window resuming it gets a fork.
-        if not self.store.holds(record.id):
-            self.store.acquire(record.id)
-        return self.store.save(record)
+        try:
+            if not self.store.holds(record.id):
+                self.store.acquire(record.id)
+            return self.store.save(record)
+        except StateError:
+            raise
+        except OSError as exc:  # e.g. the sessions folder replaced by a file: a clear reason, not a crash
+            raise StateError(f"{exc.strerror or exc} ({exc.filename or self.store.root})") from exc
 
 
     # -- commands -------------------------------------------------------------------------
