@@ -158,7 +158,7 @@ class SessionsFeature:
         except StateError:
             raise
         except OSError as exc:  # e.g. the sessions folder replaced by a file: a clear reason, not a crash
-            raise StateError(f"{exc.strerror or exc} ({exc.filename or self.store.root})") from exc
+            raise StateError(f"{exc.strerror or exc} ({exc.filename or self.store.dir})") from exc
 
 
     # -- commands -------------------------------------------------------------------------
