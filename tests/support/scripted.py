@@ -13,11 +13,13 @@ from pathlib import Path
 
 from shiro_neko.agent.events import EventSink, ListSink
 from shiro_neko.agent.provider.base import Completed, OutputStarted, Provider, ProviderEvent, ProviderRequest, RefusalDelta, TextDelta, Usage
+from shiro_neko.agent.loop import run_turn
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.base import Tool
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.agent.tools.registry import core_tools
 from shiro_neko.config import Settings
+from shiro_neko.model.session_state import SessionState
 from shiro_neko.model.transcript import AssistantMessage, Message, TextPart
 
 
@@ -60,6 +62,8 @@ def make_session(
         sink=sink if sink is not None else ListSink(),
         host=DiskToolHost(root),
         provider=lambda s: provider,  # type: ignore[arg-type, return-value]
+        run_turn=run_turn,
         tools=tools,
     )
-    return AgentSession(id=session_id, root=root, deps=deps, messages=messages if messages is not None else [])
+    state = SessionState(id=session_id, cwd=str(root), messages=messages if messages is not None else [])
+    return AgentSession(state, deps)

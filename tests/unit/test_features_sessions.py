@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -238,3 +239,20 @@ async def test_goodbye_lines_for_an_empty_a_saved_and_a_one_message_session(serv
     one.title = "just a question"
     assert service.persistence.goodbye_lines(one).startswith('Saved 1 message: "just a question"\n')
 
+
+
+async def test_a_sessions_folder_that_is_a_file_gives_a_clear_reason_not_a_crash(service: ShiroService,
+                                                                              shiro_home: Path) -> None:
+    session = service.new_session(service.workspaces.pick(None))
+    session.messages.append(user("keep me"))
+    sessions_dir = shiro_home / "sessions"
+    if sessions_dir.exists():
+        shutil.rmtree(sessions_dir)
+    sessions_dir.parent.mkdir(parents=True, exist_ok=True)
+    sessions_dir.write_text("not a folder")
+    with pytest.raises(Refused, match="sessions"):
+        await service.persistence.save(session)
+    logged: list[str] = []
+    await service.persistence.flush(logged.append)
+    assert any(f"session {session.id} could not be saved" in line for line in logged), logged
+    assert sessions_dir.read_text() == "not a folder"  # the user's file is left as it was
