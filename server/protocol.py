@@ -35,51 +35,48 @@ NEVER_WRITTEN = "The session had no messages, so it was never written."
 
 TurnStatus = Literal["completed", "aborted", "error"]
 ContextLevel = Literal["normal", "amber", "red"]
+ApprovalAnswer = Literal["allow", "always", "deny"]  # allow once, allow this tool for the session, deny
 
 
 # --- command arguments ----------------------------------------------------------------------------
 
 
-class Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Base of every command argument: unknown keys are refused."""
+class Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Base of every command argument: unknown keys are refused; any command may name the
+    workspace folder (URI) it is meant for, else the server picks its only or first one."""
+
+    workspace: str | None = None
 
 
 class ChatArgs(Args):
     prompt: str
     sessionId: str | None = None
     attachments: list[str] = []  # workspace paths sent to the model with the prompt
-    workspace: str | None = None
 
 
 class SessionArgs(Args):
     sessionId: str | None = None
-    workspace: str | None = None
 
 
 class NewSessionArgs(Args):
     private: bool = False
-    workspace: str | None = None
 
 
 class WorkspaceArgs(Args):
-    workspace: str | None = None
+    """A command about the workspace as a whole (notes, memory, history, MCP servers)."""
 
 
-class CompactArgs(Args):
-    sessionId: str | None = None
+class CompactArgs(SessionArgs):
     focus: str | None = None
-    workspace: str | None = None
 
 
 class SessionsArgs(Args):
     limit: int = 15
-    workspace: str | None = None
 
 
 class ResumeArgs(Args):
     id: str | None = None
     latest: bool = False
-    workspace: str | None = None
     # A session recorded in another directory is refused unless that folder is open here; with
     # fork it continues as a copy recorded in this workspace (the original's cwd is never rewritten).
     fork: bool = False
@@ -88,17 +85,14 @@ class ResumeArgs(Args):
 class RememberArgs(Args):
     kind: str
     text: str
-    workspace: str | None = None
 
 
 class RecallArgs(Args):
     query: str
-    workspace: str | None = None
 
 
 class ForgetArgs(Args):
     text: str
-    workspace: str | None = None
 
 
 # --- command results and notification payloads ------------------------------------------------
@@ -165,23 +159,20 @@ class TodosResult(msgspec.Struct):
     warnings: list[str]
 
 
-class TodosNotification(msgspec.Struct):
+class TodosNotification(TodosResult):
+    """`shiro/todos`: the task list of one session."""
+
     sessionId: str
-    todos: list[Todo]
-    rendered: str
-    warnings: list[str]
 
 
 class NotesResult(msgspec.Struct):
+    """`shiro.notes` (every entry) and `shiro.recall` (the entries that match)."""
+
     entries: list[MemoryEntry]
 
 
 class RememberResult(msgspec.Struct):
     entry: MemoryEntry
-
-
-class RecallResult(msgspec.Struct):
-    entries: list[MemoryEntry]
 
 
 class ForgetResult(msgspec.Struct):
@@ -265,7 +256,7 @@ class ApproveParams(msgspec.Struct, omit_defaults=True):
 
 
 class ApproveResult(msgspec.Struct):
-    decision: Literal["allow", "always", "deny"]
+    decision: ApprovalAnswer
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
@@ -402,7 +393,7 @@ TODOS = _command("shiro.todos", SessionArgs, TodosResult)
 NOTES = _command("shiro.notes", WorkspaceArgs, NotesResult)
 MEMORY = _command("shiro.memory", WorkspaceArgs, MemoryCompactionResult)
 REMEMBER = _command("shiro.remember", RememberArgs, RememberResult)
-RECALL = _command("shiro.recall", RecallArgs, RecallResult)
+RECALL = _command("shiro.recall", RecallArgs, NotesResult)
 FORGET = _command("shiro.forget", ForgetArgs, ForgetResult)
 HISTORY = _command("shiro.history", WorkspaceArgs, HistoryResult)
 STATUS = _command("shiro.status", SessionArgs, StatusPayload)

@@ -19,7 +19,11 @@ import uuid_utils
 from .agent.attachments import AttachmentError, read_attachments
 from .agent.events import EventSink
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
-from .agent.session import AgentSession, QueuedPrompt, SessionDeps
+from .agent.loop import run_turn
+from .agent.session import AgentSession, SessionDeps
+from .agent.status import emit_status, status_payload
+from .agent.turns import QueuedPrompt
+from .model.session_state import SessionState
 from .agent.usage import side_counter
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
@@ -118,16 +122,20 @@ class ShiroService:
     def opened(self, session: AgentSession) -> None:
         """A session became current (new or resumed): clients get its task list and status."""
         self.todos.announce(session)
-        session.emit_status()
+        emit_status(session)
 
     # -- sessions -------------------------------------------------------------------------
-    def make_session(self, workspace: Workspace, session_id: str | None = None, private: bool = False) -> AgentSession:
-        session_id = session_id or str(uuid_utils.uuid7())
+    def make_session(self, workspace: Workspace, state: SessionState | None = None, private: bool = False) -> AgentSession:
+        """A live session of `workspace`: a new one, or one running on a saved `state` (resume)."""
+        if state is None:
+            state = SessionState(id=str(uuid_utils.uuid7()), cwd=str(workspace.root), private=private)
+        session_id = state.id
         deps = SessionDeps(
             settings=lambda: self.settings_for(session_id),
             sink=self.bridge.sink,
             host=self.bridge.host_for(workspace.root, session_id),
             provider=lambda settings: self.provider_for(session, settings),
+            run_turn=run_turn,
             tools=self.tools_for,
             system_blocks=self.system_blocks,
             on_change=self.changed,
@@ -136,7 +144,7 @@ class ShiroService:
             before_turn=lambda s: self.mcp.prepare_turn(s.root),
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
-        session = AgentSession(id=session_id, root=workspace.root, deps=deps, private=private)
+        session = AgentSession(state, deps)
         self.sessions[session.id] = session
         return session
 
@@ -176,15 +184,15 @@ class ShiroService:
             attached = read_attachments(session.deps.host, args.attachments)
         except AttachmentError as exc:
             raise Refused(str(exc)) from None
-        return session, session.submit(args.prompt, attachments=attached + list(extra_blocks or []))
+        return session, session.turns.submit(args.prompt, attachments=attached + list(extra_blocks or []))
 
     def abort(self, args: SessionArgs) -> AbortResult:
         session = self.session_for(args.sessionId, args.workspace)
-        aborted, cleared = session.abort()
+        aborted, cleared = session.turns.abort()
         return AbortResult(aborted=aborted, clearedQueued=cleared)
 
     def status(self, args: SessionArgs) -> StatusPayload:
-        return self.session_for(args.sessionId, args.workspace).status_payload()
+        return status_payload(self.session_for(args.sessionId, args.workspace))
 
     def new_session_command(self, workspace_uri: str | None, private: bool) -> NewSessionResult:
         session = self.new_session(self.workspaces.pick(workspace_uri), private=private)
@@ -209,5 +217,5 @@ class ShiroService:
         """Shutdown: end running turns (a waiting approval stays pending in the record), then
         every MCP server process."""
         for session in list(self.sessions.values()):
-            await session.stop()
+            await session.turns.stop()
         await self.mcp.stop()

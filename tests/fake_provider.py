@@ -43,7 +43,7 @@ State and knobs on a FakeProvider (thread-safe enough for tests):
 * ``side_requests`` / ``summary_requests`` / ``main_requests``: the recorded requests
   without tools, those of them asking for a pruned-span summary (by the server's summary
   instructions), and those with tools.
-* A ``fake_provider`` pytest fixture is exported for modules that import it.
+* The ``fake`` pytest fixture (tests/conftest.py) gives every test a started one.
 
 Each provider request (either API) consumes one scripted step, in FIFO order. A step
 is a :class:`Reply`, an :class:`HttpError`, or a callable taking the
@@ -112,13 +112,12 @@ import socketserver
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
 
-import pytest
 
 __all__ = [
     "Call",
@@ -127,7 +126,6 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "Step",
-    "fake_provider",
 ]
 
 # What `garbage_after` sends: an SSE data line whose payload is not JSON, then the end of the body.
@@ -1010,10 +1008,3 @@ class _Handler(BaseHTTPRequestHandler):
         error_frame = b"data: " + json.dumps({"error": {
             "message": reply.error_message, "type": "server_error", "param": None, "code": None}}).encode() + b"\n\n"
         self._run_stream(frames, reply, error_frame)
-
-
-@pytest.fixture
-def fake_provider() -> Iterator[FakeProvider]:
-    """Pytest fixture: a started FakeProvider, stopped afterwards (import it into a test module or conftest)."""
-    with FakeProvider() as fake:
-        yield fake

@@ -17,7 +17,8 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 from .. import __version__
 from ..agent.attachments import file_block
 from ..agent.provider.openai_provider import preload_sdk
-from ..agent.session import AgentSession, TurnOutcome
+from ..agent.session import AgentSession
+from ..agent.turns import TurnOutcome
 from ..errors import InvalidArguments, Refused
 from ..mcp.specs import SpecError, spec_from_acp
 from ..protocol import ChatArgs, SessionSummary
@@ -212,7 +213,7 @@ class ShiroAcpAgent:
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.service.sessions.get(self._live.get(session_id, session_id))
         if session is not None:
-            session.abort()  # the running turn ends as `cancelled`; queued prompts are cleared
+            session.turns.abort()  # the running turn ends as `cancelled`; queued prompts are cleared
 
 
 def stop_reason(outcome: TurnOutcome) -> schema.StopReason:

@@ -6,12 +6,10 @@ decimal: 89.96 % shows as 90.0 but is still amber.
 
 from __future__ import annotations
 
-from typing import Literal
-
-Level = Literal["normal", "amber", "red"]
+from ..protocol import ContextLevel
 
 
-def context_level(tokens: int, threshold: int) -> Level:
+def context_level(tokens: int, threshold: int) -> ContextLevel:
     if tokens * 10 >= threshold * 9:
         return "red"
     if tokens * 3 >= threshold * 2:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import msgspec
 
-from ..protocol import Event, StatusPayload, TodosNotification
-
-ApprovalAnswer = Literal["allow", "always", "deny"]
+from ..protocol import ApprovalAnswer, Event, StatusPayload, TodosNotification
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,11 @@ from .provider.base import (
     TextDelta,
     ToolSpec,
 )
-from .session import AgentSession, TurnOutcome
+from .session import AgentSession
+from .status import emit_status
 from .short_term_memory import apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
+from .turns import TurnOutcome
 from ..model.transcript import (
     AssistantMessage,
     TextPart,
@@ -92,7 +94,7 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     agent = session.deps.settings().agent
     if agent not in VARIANTS:
         state.notice(f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
-    session.emit_status()
+    emit_status(session)
     try:
         outcome = await _steps(state)
     except asyncio.CancelledError:
@@ -228,6 +230,6 @@ def _accept(state: TurnState, event: Completed) -> AssistantMessage:
                 )
             )
     session.changed()
-    session.emit_status()
+    emit_status(session)
     return message
 

@@ -31,7 +31,6 @@ from ..model.transcript import (
     inline_parts,
 )
 
-DEFAULT_THRESHOLD = 120_000
 # Rungs 2..9 keep this many recent dialogue items (user/assistant messages, an assistant message's
 # tool results counting with it) intact and take tool calls and results out of everything older.
 WINDOWS = (256, 128, 64, 32, 16, 8, 4, 2)

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 TOOL_NAME = "update_short_term_memory"
 FRESH_SECONDS = 60 * 60  # this session's memory younger than this is "fresh"
 TAIL_SLOT = 1  # right before the latest user message
-SYSTEM_PREFIX = -1
 MAX_OTHERS = 3
 RECENT_MESSAGES = 6  # user/assistant texts shown with another session's summary (crude_summary)
 RECENT_CHARS = 600  # of each of those texts

@@ -117,7 +117,7 @@ async def run_tool_step(session: AgentSession, turn_id: str) -> None:
             results.append(result)
             _emit_result(session, turn_id, result)
     except asyncio.CancelledError:
-        if not session.stopping:
+        if not session.turns.stopping:
             for call in calls[len(results):]:
                 aborted = ToolResultPart(call.tool_call_id, call.tool_name, ABORTED_OUTPUT, True)
                 results.append(aborted)

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from .. import __version__
+from .. import protocol as wire
 from ..trace import mark
 from .jsonrpc import METHOD_NOT_FOUND, ConnectionLost, JsonRpc, RpcError
 from .launch import LaunchError, ServerLink, launch
 
 log = logging.getLogger(__name__)
 
-INVALID_PARAMS = -32602
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 
@@ -188,11 +188,11 @@ class Connection:
     # -- notifications and server requests ------------------------------------------------
     def _on_notify(self, method: str, params: Any) -> None:
         params = params if isinstance(params, dict) else {}
-        if method == "shiro/event":
+        if method == wire.EVENT:
             self.listeners.event(params)
-        elif method == "shiro/todos":
+        elif method == wire.TODOS_NOTIFICATION:
             self.listeners.todos(params)
-        elif method == "shiro/status":
+        elif method == wire.STATUS_NOTIFICATION:
             self.listeners.status(params)
         elif method == "window/logMessage":
             self.log_lines.append(str(params.get("message", "")))
@@ -229,52 +229,52 @@ class Connection:
         args: dict[str, Any] = {"prompt": prompt}
         if attachments:
             args["attachments"] = attachments
-        return await self.command("shiro.chat", args)
+        return await self.command(wire.CHAT, args)
 
     async def abort(self) -> dict[str, Any]:
-        return await self.command("shiro.abort", {})
+        return await self.command(wire.ABORT, {})
 
     async def status(self) -> dict[str, Any]:
-        return await self.command("shiro.status", {})
+        return await self.command(wire.STATUS, {})
 
     async def new_session(self) -> dict[str, Any]:
-        return await self.command("shiro.newSession", {})
+        return await self.command(wire.NEW_SESSION, {})
 
     async def sessions(self, limit: int = 15) -> list[dict[str, Any]]:
-        return (await self.command("shiro.sessions", {"limit": limit})).get("sessions", [])
+        return (await self.command(wire.SESSIONS, {"limit": limit})).get("sessions", [])
 
     async def resume(self, prefix: str | None = None, fork: bool = False) -> dict[str, Any]:
         args: dict[str, Any] = {"id": prefix} if prefix else {"latest": True}
         if fork:
             args["fork"] = True
-        return await self.command("shiro.resume", args)
+        return await self.command(wire.RESUME, args)
 
     async def save(self) -> dict[str, Any]:
-        return await self.command("shiro.save", {})
+        return await self.command(wire.SAVE, {})
 
     async def compact(self, focus: str | None = None) -> dict[str, Any]:
-        return await self.command("shiro.compact", {"focus": focus} if focus else {})
+        return await self.command(wire.COMPACT, {"focus": focus} if focus else {})
 
     async def todos(self) -> dict[str, Any]:
-        return await self.command("shiro.todos", {})
+        return await self.command(wire.TODOS, {})
 
     async def stm(self) -> dict[str, Any]:
-        return await self.command("shiro.stm", {})
+        return await self.command(wire.STM, {})
 
     async def stm_clear(self, session_id: str | None = None) -> dict[str, Any]:
-        return await self.command("shiro.stmClear", {"sessionId": session_id} if session_id else {})
+        return await self.command(wire.STM_CLEAR, {"sessionId": session_id} if session_id else {})
 
     async def notes(self) -> list[dict[str, Any]]:
-        return (await self.command("shiro.notes", {})).get("entries", [])
+        return (await self.command(wire.NOTES, {})).get("entries", [])
 
     async def memory(self) -> dict[str, Any]:
-        return await self.command("shiro.memory", {})
+        return await self.command(wire.MEMORY, {})
 
     async def mcp(self) -> list[dict[str, Any]]:
-        return (await self.command("shiro.mcp", {})).get("servers", [])
+        return (await self.command(wire.MCP, {})).get("servers", [])
 
     async def history(self) -> list[str]:
-        return list((await self.command("shiro.history", {})).get("prompts", []))
+        return list((await self.command(wire.HISTORY, {})).get("prompts", []))
 
 
 def _capabilities() -> dict[str, Any]:

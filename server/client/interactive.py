@@ -26,9 +26,11 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
+from .. import protocol as wire
 from ..model.workspace_files import walk_files
 from . import render
 from .connection import CommandError, Connection, ServerGone
+from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 
@@ -465,7 +467,7 @@ class Interactive:
             result = await self.conn.compact(focus or None)
         except CommandError as exc:
             if exc.not_defined:
-                self.say([("yellow", "this server has no /compact yet (shiro.compact is not defined)")])
+                self.say([("yellow", f"this server has no /compact yet ({wire.COMPACT} is not defined)")])
                 return
             raise
         self.say([("green", f"compacted: {result.get('messagesBefore')} messages → {result.get('messagesAfter')}")])
@@ -513,7 +515,7 @@ class Interactive:
             completer=ShiroCompleter(self.cwd), complete_while_typing=True, key_bindings=self.bindings(),
             style=STYLE, enable_history_search=False, reserve_space_for_menu=6,
         )
-        with patch_stdout(raw=True):
+        with keys_kept_during_output(), patch_stdout(raw=True):
             while not self.leaving:
                 try:
                     text = await session.prompt_async()

@@ -43,14 +43,12 @@ class TextStream:
 
     def __init__(self) -> None:
         self.partial = ""
-        self.wrote_any = False
 
     def feed(self, text: str) -> list[str]:
         self.partial += text
         if "\n" not in self.partial:
             return []
         *lines, self.partial = self.partial.split("\n")
-        self.wrote_any = True
         return lines
 
     def flush(self) -> list[str]:
@@ -58,7 +56,6 @@ class TextStream:
         if not self.partial:
             return []
         line, self.partial = self.partial, ""
-        self.wrote_any = True
         return [line]
 
 

@@ -25,7 +25,7 @@ def register(server: "ShiroServer") -> None:
             outcome = await asyncio.shield(item.done)
         except asyncio.CancelledError:
             # Shutdown or a cancelled request: the turn ends on its own; answer, never hang.
-            raise JsonRpcRequestCancelled("shiro.chat was cancelled") from None
+            raise JsonRpcRequestCancelled(f"{wire.CHAT} was cancelled") from None
         finally:
             ls.chat_requests.pop(request_id, None)
         return ChatResult(session.id, item.turn_id, outcome.status, outcome.text, outcome.error, outcome.refused)

@@ -11,7 +11,6 @@ from ..protocol import (
     MemoryCompactionResult,
     NotesResult,
     RecallArgs,
-    RecallResult,
     RememberArgs,
     RememberResult,
     WorkspaceArgs,
@@ -36,8 +35,8 @@ def register(server: "ShiroServer") -> None:
         return RememberResult(entry=entry)
 
     @command(server, wire.RECALL, RecallArgs)
-    async def recall(ls: "ShiroServer", args: RecallArgs) -> RecallResult:
-        return RecallResult(entries=await memory.run(service.workspaces.pick(args.workspace), lambda m: m.recall(args.query)))
+    async def recall(ls: "ShiroServer", args: RecallArgs) -> NotesResult:
+        return NotesResult(entries=await memory.run(service.workspaces.pick(args.workspace), lambda m: m.recall(args.query)))
 
     @command(server, wire.FORGET, ForgetArgs)
     async def forget(ls: "ShiroServer", args: ForgetArgs) -> ForgetResult:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..agent.compaction import compact_transcript
 from ..agent.provider.base import ProviderError
+from ..agent.status import emit_status
 from ..agent.usage import side_counter
 from ..errors import Refused
 from ..protocol import CompactArgs, CompactResult
@@ -25,7 +26,7 @@ class CompactionFeature:
     async def compact(self, args: CompactArgs) -> CompactResult:
         service = self.service
         session = service.session_for(args.sessionId, args.workspace)
-        if session.running or session.queued:
+        if session.turns.running or session.turns.queued:
             raise Refused("a turn is running; wait for it to end (or abort it) before /compact")
         if not session.messages:
             raise Refused("the session has no messages to compact")
@@ -41,5 +42,5 @@ class CompactionFeature:
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
         await service.persistence.save(session)
-        session.emit_status()
+        emit_status(session)
         return CompactResult(summary=summary, messagesBefore=before, messagesAfter=len(messages))

@@ -24,7 +24,7 @@ from ..model.transcript import pending_calls
 from ..protocol import NEVER_WRITTEN, NoticeEvent, ResumeResult, SaveResult, SessionsResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
-from ..state.session_record import Notebook, SessionRecord, make_title, now_iso
+from ..state.session_record import SessionRecord, make_title, now_iso, record_of
 from ..state.session_store import SessionBusy, SessionStore
 from ..workspaces import Workspace
 
@@ -47,25 +47,10 @@ class _SaveState:
 
 
 def to_record(session: AgentSession, model: str) -> SessionRecord:
-    """A snapshot: lists are copied so the loop can go on appending while the worker encodes."""
-    return SessionRecord(
-        id=session.id,
-        created_at=session.created_at or now_iso(),
-        updated_at=now_iso(),
-        cwd=str(session.root),
-        provider="openai",
-        model=model,
-        title=make_title(session.title) if session.title else "",
-        input_tokens=session.input_tokens,
-        output_tokens=session.output_tokens,
-        cost_usd=session.cost_usd,
-        notebook=Notebook(todos=list(session.todos)),
-        messages=list(session.messages),
-        span_summaries=dict(session.span_summaries),
-        side_usage=dict(session.side_usage),
-        private=session.private,
-        turns_since_refresh=session.turns_since_refresh,
-    )
+    """The session's state stamped with this save (a snapshot the writer thread encodes)."""
+    now, state = now_iso(), session.state
+    return record_of(state, created_at=state.created_at or now, updated_at=now, provider="openai", model=model,
+                     title=make_title(state.title) if state.title else "")
 
 
 class SessionsFeature:
@@ -145,7 +130,7 @@ class SessionsFeature:
         service = self.service
         current = {w.current.id for w in service.workspaces.all() if w.current is not None}
         for session in list(service.sessions.values()):
-            if session.id in current or session.id in service.pinned or not session.idle:
+            if session.id in current or session.id in service.pinned or not session.turns.idle:
                 continue
             state = self._states.get(session.id)
             if state is not None and (state.dirty or state.timer is not None or state.lock.locked()):
@@ -166,9 +151,14 @@ class SessionsFeature:
 
     def _save_owned(self, record: SessionRecord) -> Path | None:
         # The lease is taken at the first save and kept: a second window resuming it gets a fork.
-        if not self.store.holds(record.id):
-            self.store.acquire(record.id)
-        return self.store.save(record)
+        try:
+            if not self.store.holds(record.id):
+                self.store.acquire(record.id)
+            return self.store.save(record)
+        except StateError:
+            raise
+        except OSError as exc:  # e.g. the sessions folder replaced by a file: a clear reason, not a crash
+            raise StateError(f"{exc.strerror or exc} ({exc.filename or self.store.dir})") from exc
 
 
     # -- commands -------------------------------------------------------------------------
@@ -225,9 +215,11 @@ class SessionsFeature:
         except StateError as exc:
             raise Refused(str(exc)) from None
         session = self._from_record(workspace, record)
+        opened = self._opened(workspace, session, forked_from)
         if forked_from is not None:
+            # Saved once current: a save releases saved sessions that are no workspace's current one.
             await self.save(session)
-        return self._opened(workspace, session, forked_from)
+        return opened
 
     def _own_workspace(self, cwd: Path) -> Workspace | None:
         """The folder of this server a session recorded in `cwd` belongs to, if it is open."""
@@ -238,27 +230,15 @@ class SessionsFeature:
         return next((w for w in self.service.workspaces.all() if w.root == root), None)
 
     def _from_record(self, workspace: Workspace, record: SessionRecord) -> AgentSession:
-        session = self.service.make_session(workspace, session_id=record.id)
-        session.messages = list(record.messages)
-        session.todos = list(record.notebook.todos)
-        session.title = record.title
-        session.created_at = record.created_at
-        session.input_tokens = record.input_tokens
-        session.output_tokens = record.output_tokens
-        session.cost_usd = record.cost_usd
-        session.span_summaries = dict(record.span_summaries)
-        session.side_usage = dict(record.side_usage)
-        session.private = record.private
-        session.turns_since_refresh = record.turns_since_refresh
-        return session
+        return self.service.make_session(workspace, state=record)  # a record is the state it saved
 
     def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
         workspace.current = session
         self.service.opened(session)
         self.release_idle()  # the session this one replaces, if it is saved
-        if pending_calls(session.messages) and not session.running:
+        if pending_calls(session.messages) and not session.turns.running:
             # A suspended approval: ask again now; the answer runs the call and the turn goes on.
-            session.submit(None)
+            session.turns.submit(None)
         return ResumeResult(
             sessionId=session.id,
             title=session.title,

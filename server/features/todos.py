@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from ..agent.session import AgentSession
 from ..agent.todos import render_todos, render_todos_for_prompt, todo_warnings
 from ..agent.tools.base import Tool
@@ -10,9 +12,13 @@ from ..model.todo import Todo
 from ..protocol import TodosNotification, TodosResult
 
 
-def notification(session: AgentSession) -> TodosNotification:
+def task_list(session: AgentSession) -> TodosResult:
     todos = list(session.todos)
-    return TodosNotification(sessionId=session.id, todos=todos, rendered=render_todos(todos), warnings=todo_warnings(todos))
+    return TodosResult(todos=todos, rendered=render_todos(todos), warnings=todo_warnings(todos))
+
+
+def notification(session: AgentSession) -> TodosNotification:
+    return TodosNotification(sessionId=session.id, **msgspec.structs.asdict(task_list(session)))
 
 
 class TodoFeature:
@@ -20,8 +26,7 @@ class TodoFeature:
         session.deps.sink.todos(notification(session))
 
     def result(self, session: AgentSession) -> TodosResult:
-        n = notification(session)
-        return TodosResult(todos=n.todos, rendered=n.rendered, warnings=n.warnings)
+        return task_list(session)
 
     def replace(self, session: AgentSession, todos: list[Todo]) -> None:
         session.todos = todos

@@ -152,7 +152,7 @@ class LspToolHost(DiskToolHost):
                 await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, wire.to_wire(wire.SaveDocumentsParams(uris=[path.as_uri()])))
                 return
             except Exception as exc:
-                log.warning("shiro/saveDocuments failed (%s); writing the file instead", exc)
+                log.warning("%s failed (%s); writing the file instead", wire.SAVE_DOCUMENTS, exc)
         await super().apply_text(path, new_text, create=False)
 
     async def _apply(self, edit: types.WorkspaceEdit, label: str, path: Path, new_text: str) -> bool:

@@ -64,6 +64,6 @@ async def ask_in_client(protocol: Any, request: ApprovalRequest) -> ApprovalAnsw
             log.debug("could not cancel %s", msg_id, exc_info=True)
         raise
     except Exception as exc:  # the client answered with an error: not allowed
-        log.warning("shiro/approve failed: %s", exc)
+        log.warning("%s failed: %s", wire.APPROVE, exc)
         return "deny"
     return decision_of(answer)

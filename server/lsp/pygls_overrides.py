@@ -38,16 +38,12 @@ import asyncio
 import logging
 import sys
 import threading
-from typing import Any, BinaryIO, Callable, Protocol
+from typing import Any, BinaryIO, Callable
 
 from cattrs import transform_error
 from pygls.io_ import StdinAsyncReader, run_async
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
-
-
-class CancelsRequests(Protocol):
-    def cancel_request(self, msg_id: Any) -> None: ...
 
 
 class ShiroProtocol(LanguageServerProtocol):

@@ -66,7 +66,7 @@ class ShiroServer(LanguageServer):
         if target is not None:
             session = self.service.sessions.get(target[0])
             if session is not None:
-                session.cancel_turn(target[1])
+                session.turns.cancel_turn(target[1])
 
     async def refresh_configuration(self) -> None:
         try:

@@ -15,11 +15,10 @@ import os
 import shutil
 import sys
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal
+from typing import Any, AsyncIterator, Callable
 
 import jsonschema
 import mcp_types
@@ -28,12 +27,12 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
+from ..protocol import McpState
 from .results import render_result
 from .specs import McpServerSpec
 
 log = logging.getLogger(__name__)
 
-State = Literal["starting", "ready", "failed", "disabled", "untrusted"]
 
 STDERR_LINES = 12
 # A server that closed its stderr may only have closed stderr: ask it before calling it dead.
@@ -160,12 +159,10 @@ class McpConnection:
     def __init__(self, spec: McpServerSpec, root: Path, on_change: Callable[["McpConnection"], None]) -> None:
         self.spec = spec
         self.root = root
-        self.state: State = "starting"
+        self.state: McpState = "starting"
         self.error: str | None = None
         self.tools: list[McpTool] = []
         self.skipped: list[tuple[str, str]] = []  # (tool, why) for tools whose schema is unusable
-        self.started_at = 0.0
-        self.ready_at = 0.0
         self._on_change = on_change
         self._session: ClientSession | None = None
         self._ready = asyncio.Event()
@@ -184,7 +181,6 @@ class McpConnection:
         self._ready.clear()
         self._stop.clear()
         self._stopping = False
-        self.started_at = time.monotonic()
         self._task = asyncio.create_task(self._own(), name=f"mcp-server-{self.name}")
 
     async def wait_ready(self, timeout: float) -> bool:
@@ -221,7 +217,6 @@ class McpConnection:
                     self._set_tools(listed.tools)
                     self._session = session
                     self.state, self.error = "ready", None
-                    self.ready_at = time.monotonic()
                     self._ready.set()
                     self._on_change(self)
                     await self._stop.wait()

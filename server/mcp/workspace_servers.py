@@ -18,7 +18,8 @@ from .specs import McpServerSpec, Source, parse_servers
 from .trust import PROJECT_FILE, TrustStore, file_hash
 
 if TYPE_CHECKING:
-    from .connection import McpConnection, State
+    from ..protocol import McpState
+    from .connection import McpConnection
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class ServerView:
 
     name: str
     source: Source
-    state: "State"
+    state: "McpState"
     error: str | None = None
     tools: list[tuple[str, str]] = field(default_factory=list)  # (name, description)
 

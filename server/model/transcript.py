@@ -41,7 +41,6 @@ class ToolResultPart(msgspec.Struct, tag="tool-result", tag_field="type", omit_d
 
 
 AssistantPart = Union[TextPart, ReasoningPart, ToolCallPart]
-UserPart = TextPart
 
 
 class UserMessage(msgspec.Struct, tag="user", tag_field="role"):
@@ -58,20 +57,11 @@ class ToolMessage(msgspec.Struct, tag="tool", tag_field="role"):
 
 Message = Union[UserMessage, AssistantMessage, ToolMessage]
 
-_messages_decoder = msgspec.json.Decoder(list[Message])
 _encoder = msgspec.json.Encoder()
 
 
 def encode_messages(messages: list[Message]) -> bytes:
     return _encoder.encode(messages)
-
-
-def decode_messages(data: bytes | str) -> list[Message]:
-    return _messages_decoder.decode(data)
-
-
-def messages_from_builtins(obj: Any) -> list[Message]:
-    return msgspec.convert(obj, list[Message])
 
 
 def user_text(text: str) -> UserMessage:

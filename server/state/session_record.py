@@ -10,41 +10,42 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import uuid_utils
 
-from ..model.todo import Todo
+from ..model.session_state import Notebook as Notebook, SessionState
+from ..model.todo import Todo as Todo  # the record's vocabulary, importable from here as before
 from ..model.transcript import Message, TextPart, UserMessage
 
 #: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
 TITLE_MAX = 80
 
 
-class Notebook(msgspec.Struct):
-    todos: list[Todo] = msgspec.field(default_factory=list)
+class SessionRecord(SessionState, kw_only=True):
+    """A session's state as a file holds it: the fields a record cannot mean anything without are
+    required here (a live session has no `createdAt` before its first message)."""
+
+    created_at: str
+    updated_at: str
 
 
-class SessionRecord(msgspec.Struct, rename="camel", kw_only=True):
-    id: str
-    created_at: str  # ISO 8601 UTC
-    updated_at: str  # ISO 8601 UTC
-    cwd: str  # absolute workspace path
-    provider: str = "openai"
-    model: str = ""
-    title: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None  # null for a model without a known price
-    notebook: Notebook = msgspec.field(default_factory=Notebook)
-    messages: list[Message] = msgspec.field(default_factory=list)
-    # Summaries of automatically pruned spans, made once per span (context management).
-    span_summaries: dict[str, str] = msgspec.field(default_factory=dict)
-    # The side requests' share of inputTokens/outputTokens: {"inputTokens", "outputTokens"}.
-    side_usage: dict[str, int] = msgspec.field(default_factory=dict)
-    # Short-term memory: created with shiro.newSession {private: true}; the nudge's counter.
-    private: bool = False
-    turns_since_refresh: int = 0
+def record_of(state: SessionState, **stamps: Any) -> SessionRecord:
+    """The record to write for `state`, with the stamps of this save (`updated_at`, `model`, ...).
+
+    A snapshot: its lists and dicts are copies, so the loop can go on appending while the writer
+    thread encodes it."""
+    fields = {name: _copied(value) for name, value in msgspec.structs.asdict(state).items()}
+    return SessionRecord(**(fields | stamps))
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return type(value)(value)
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.replace(value, **{k: _copied(v) for k, v in msgspec.structs.asdict(value).items()})
+    return value
 
 
 _encoder = msgspec.json.Encoder()

@@ -65,13 +65,6 @@ def nvim(request: pytest.FixtureRequest) -> Path:
     return _nvim(*request.param)
 
 
-@pytest.fixture
-def fake() -> FakeProvider:
-    provider = FakeProvider().start()
-    yield provider
-    provider.stop()
-
-
 def _run(nvim: Path, fake: FakeProvider, tmp_path: Path) -> tuple[dict, subprocess.CompletedProcess, Path]:
     home = tmp_path / "home"
     workspace = tmp_path / "workspace"

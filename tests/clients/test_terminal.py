@@ -28,23 +28,8 @@ SHIRO = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from shi
 
 
 @pytest.fixture
-def fake() -> Any:
-    provider = FakeProvider().start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture
 def env(tmp_path: Path, fake: FakeProvider) -> dict[str, str]:
     return server_env(tmp_path / "home", fake.base_url, TERM="xterm")
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    (root / "hello.py").write_text("print('hello')\n")
-    return root
 
 
 def run(args: list[str], workspace: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:

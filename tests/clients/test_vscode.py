@@ -9,6 +9,7 @@ Skips locally when code-server, Chromium or the npm packages are missing; fails 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -37,6 +38,8 @@ def greet(name: str) -> str:
 Details follow as I work through it, one step at a time, so you can stop me at any point.
 """
 FINAL = "Done: hello.py now greets shiro."
+SLOW_PROMPT = "Now run the whole test suite"
+QUEUED_PROMPT = "and then tell me a joke"
 TODOS = [
     {"content": "Read hello.py", "status": "completed"},
     {"content": "Rename the greeting", "status": "in_progress"},
@@ -54,9 +57,8 @@ def _need_tools() -> None:
 
 
 @pytest.fixture
-def vscode(tmp_path: Path):
+def vscode(tmp_path: Path, fake: FakeProvider):
     _need_tools()
-    fake = FakeProvider().start()
     vs = VsCode(base=tmp_path, env=server_env(tmp_path / "home", fake.base_url),
                 settings={"shiro.compactThreshold": 1500})
     vs.fake = fake  # type: ignore[attr-defined]
@@ -64,7 +66,6 @@ def vscode(tmp_path: Path):
         yield vs
     finally:
         vs.stop()
-        fake.stop()
 
 
 def test_panel_end_to_end(vscode: VsCode) -> None:
@@ -77,12 +78,16 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
         Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "hello", "new_text": "shiro"}, "call_edit")]),
         Reply(text=FINAL),
         Reply(text="Goal: rename the greeting.\nFiles touched: hello.py\nWhat remains: a test."),
+        # Aborted with Esc while it streams (about 12 s in all), with a prompt queued behind it.
+        Reply(text="Working through the tests one by one. " * 40, chunks=200, delay=0.06),
+        # The summary of the /compact a click on the gauge runs.
+        Reply(text="Goal: rename the greeting (done).\nWhat remains: a test."),
     )
     vscode.start()
     shots = ARTIFACTS
     for old in shots.glob("*.png"):
         old.unlink()
-    r = vscode.drive("main", shots, prompt=PROMPT, finalText=FINAL)
+    r = vscode.drive("main", shots, prompt=PROMPT, finalText=FINAL, slowPrompt=SLOW_PROMPT, queuedPrompt=QUEUED_PROMPT)
     assert r["ok"], "\n".join(r["errors"]) + "\n" + r["driverLog"] + "\n" + vscode.log.read_text(errors="replace")[-2000:]
 
     # Streaming: the answer was on screen while it still streamed.
@@ -104,8 +109,15 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     # The gauge: a percent, coloured by the server's level.
     assert re.search(r"\d+%", r["gauge"]["gauge"] or ""), r["gauge"]
     assert "percent used" in r["gauge"]["aria"]
-    # /compact from the palette reached the server (one more provider request, the summary).
-    assert len(fake.requests) == 4
+    # /compact from the palette reached the server (one more provider request, the summary); then
+    # the slow turn, and the gauge's /compact: the queued prompt never reached the provider.
+    assert len(fake.requests) == 6, len(fake.requests)
+    assert not any(QUEUED_PROMPT in json.dumps(req.body) for req in fake.requests)
+    # The queue: a chip while the turn ran; Esc stopped the turn and emptied the queue.
+    assert r["queuedChips"] == [f"1. {QUEUED_PROMPT}"], r["queuedChips"]
+    assert r["afterAbort"]["busy"] is False and r["afterAbort"]["queued"] == 0, r["afterAbort"]
+    assert not any(QUEUED_PROMPT in row["text"] for row in r["afterAbort"]["rows"])
+    assert r["gaugeCompacted"]
     # Reload: the session came back, prompt, answer and tasks.
     after = "\n".join(row["text"] for row in r["after"])
     assert PROMPT in after and FINAL in after and "Compacted" not in after.split(PROMPT)[0]

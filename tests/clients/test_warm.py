@@ -33,13 +33,6 @@ IS_ROOT = os.getuid() == 0
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    provider = FakeProvider().start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture
 def runtime() -> Iterator[Path]:
     # Short and fresh: a Unix socket path must stay under 108 bytes.
     path = Path(tempfile.mkdtemp(prefix="shw-", dir="/tmp"))

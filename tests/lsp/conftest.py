@@ -153,21 +153,6 @@ def capabilities(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture
-def fake() -> Any:
-    provider = FakeProvider().start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    (root / "hello.py").write_text("print('hello')\n")
-    return root
-
-
 @pytest_asyncio.fixture
 async def harness(tmp_path: Path, fake: FakeProvider, workspace: Path, capabilities: str) -> AsyncIterator[Harness]:
     home = tmp_path / "home"

@@ -105,36 +105,37 @@ async def test_reset_mid_stream_keeps_what_arrived(h):
     await assert_saved(h, result["sessionId"], result["text"])
 
 
-async def test_invalid_sse_is_a_clear_error_and_keeps_the_text(h):
-    h.fake.script(Reply(text="one two three four", chunks=4, garbage_after=6))
+# A stream that breaks after two text deltas: the fake's fault, and the error the turn ends with.
+MID_STREAM = {
+    "invalid sse": ({"garbage_after": 6}, "malformed stream event"),
+    "stall": ({"hang_after": 6}, "sent nothing for 1 s (read timeout)"),
+}
+# The same faults before any output: retried.
+BEFORE_OUTPUT = {
+    "invalid sse": ({"garbage_after": 0}, "malformed stream event"),
+    "stall": ({"hang_after": 0}, "read timeout"),
+}
+
+
+@pytest.mark.parametrize("name", MID_STREAM)
+async def test_fault_mid_stream_is_a_clear_error_and_keeps_the_text(h, name):
+    fault, error = MID_STREAM[name]
+    h.fake.script(Reply(text="first words then silence", chunks=4, **fault))
     result = await h.chat("stream please")
-    assert result["status"] == "error" and "malformed stream event" in result["error"]
-    assert result["text"] and "one two three four".startswith(result["text"])
-    await assert_saved(h, result["sessionId"], result["text"])
-
-
-async def test_invalid_sse_before_any_output_is_retried(h):
-    h.fake.script(Reply(text="never shown", garbage_after=0), Reply(text="clean"))
-    result = await h.chat("hello")
-    assert result["status"] == "completed" and result["text"] == "clean"
-    assert "malformed stream event" in notices(h, result)[0]
-
-
-async def test_stalled_stream_times_out_and_keeps_the_text(h):
-    h.fake.script(Reply(text="first words then silence", chunks=4, hang_after=6))
-    result = await h.chat("stream please")
-    assert result["status"] == "error" and "sent nothing for 1 s (read timeout)" in result["error"]
+    assert result["status"] == "error" and error in result["error"]
     assert result["text"] and "first words then silence".startswith(result["text"])
     await assert_saved(h, result["sessionId"], result["text"])
     h.fake.script(Reply(text="back"))
     assert (await h.chat("still there?"))["status"] == "completed"
 
 
-async def test_stall_before_output_is_retried(h):
-    h.fake.script(Reply(text="lost", hang_after=0), Reply(text="second try"))
+@pytest.mark.parametrize("name", BEFORE_OUTPUT)
+async def test_fault_before_output_is_retried(h, name):
+    fault, error = BEFORE_OUTPUT[name]
+    h.fake.script(Reply(text="lost", **fault), Reply(text="second try"))
     result = await h.chat("hello")
     assert result["status"] == "completed" and result["text"] == "second try"
-    assert "read timeout" in notices(h, result)[0]
+    assert error in notices(h, result)[0]
 
 
 async def test_very_slow_stream_is_not_cut(h):

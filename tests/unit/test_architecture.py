@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -253,6 +254,78 @@ def test_service_and_features_never_import_pygls() -> None:
     files = _py("service.py") + _py("features") + _py("workspaces.py") + _py("config.py")
     offenders = _offenders(files, lambda m: m.split(".")[0] in LSP_ONLY or _under(m, "shiro_neko.lsp", "shiro_neko.commands"))
     assert not offenders, "LSP imports in the core:\n" + "\n".join(offenders)
+
+
+def _function_level_imports(path: Path) -> list[tuple[int, str]]:
+    """Imports inside functions (relative ones resolved), which hide a cycle from the module graph."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    inner = {
+        node.lineno
+        for fn in ast.walk(tree)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in ast.walk(fn)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    }
+    return [(line, module) for line, module in _absolute_imports(path) if line in inner]
+
+
+def test_loop_and_session_do_not_import_each_other() -> None:
+    # The loop imports the session; the session (and the turn queue it holds) never import the
+    # loop back, not even inside a function: the loop's `run_turn` is handed in (SessionDeps).
+    loop, session, turns = "shiro_neko.agent.loop", "shiro_neko.agent.session", "shiro_neko.agent.turns"
+    back = _offenders(_py("agent", "session.py") + _py("agent", "turns.py") + _py("agent", "status.py"), lambda m: m == loop)
+    assert not back, "the session imports the loop:\n" + "\n".join(back)
+    hidden = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in _py("agent", "loop.py") + _py("agent", "session.py") + _py("agent", "turns.py")
+        for line, module in _function_level_imports(path)
+        if module in (loop, session, turns)
+    ]
+    assert not hidden, "function-level imports between loop and session:\n" + "\n".join(hidden)
+    assert session in [m for _, m in _absolute_imports(SERVER / "agent" / "loop.py")]  # the scan sees the real edge
+
+
+WIRE_NAME = re.compile(r"\bshiro(?:/[A-Za-z]|\.(\w+))")
+
+
+def _is_wire_name(text: str) -> bool:
+    # `shiro.<setting>` names a setting of the `shiro` section, not a command.
+    from shiro_neko.config import Settings
+
+    return any(m.group(1) not in Settings.__struct_fields__ for m in WIRE_NAME.finditer(text))
+
+
+def _wire_name_literals(path: Path, root: Path = ROOT) -> list[str]:
+    """String literals (f-string parts too, docstrings not) that spell a `shiro.`/`shiro/` name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+        and _is_wire_name(node.value)
+    ]
+
+
+def test_wire_names_are_spelled_only_in_protocol_py() -> None:
+    # The terminal client, the LSP glue and the core take every method and command name from the
+    # constants in protocol.py (COMMANDS, NOTIFICATIONS, SERVER_REQUESTS), so a rename is one line.
+    files = [p for p in _py("") if p != SERVER / "protocol.py"]
+    assert SERVER / "client" / "connection.py" in files
+    offenders = [hit for path in files for hit in _wire_name_literals(path)]
+    assert not offenders, "wire names written outside protocol.py:\n" + "\n".join(offenders)
+
+
+def test_the_wire_name_scan_sees_literals_and_skips_docstrings(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""shiro.chat: docs may name it."""\nX = f"{1} shiro/event"\nY = "shiro.resume"\nZ = "shiro_neko.x"\nS = "set shiro.baseUrl"\n')
+    hits = [hit.split(": ", 1)[1] for hit in _wire_name_literals(sample, root=tmp_path)]
+    assert sorted(hits) == ["' shiro/event'", "'shiro.resume'"]
 
 
 # Modules both front ends share that import nothing else of ours (checked below).

@@ -16,24 +16,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from shiro_neko.agent.events import ListSink
-from shiro_neko.agent.session import AgentSession, SessionDeps
-from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.model.transcript import TextPart, UserMessage
 from shiro_neko.config import Settings
 from shiro_neko.features.sessions import DEBOUNCE_S, MAX_GAP_S, SessionsFeature
+from tests.support.scripted import make_session
 
 
 @pytest.fixture
-def feature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionsFeature:
-    monkeypatch.setenv("SHIRO_NEKO_HOME", str(tmp_path / "home"))
+def feature(shiro_home: Path) -> SessionsFeature:
     # The feature needs only these two things of the service.
     return SessionsFeature(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
-
-
-def _session(tmp_path: Path) -> AgentSession:
-    deps = SessionDeps(settings=Settings, sink=ListSink(), host=DiskToolHost(tmp_path), provider=lambda s: None)
-    return AgentSession(id="0193ab2c-0000-7000-8000-000000000001", root=tmp_path, deps=deps)
 
 
 async def _watch(path: Path, saves: list[float], stop: asyncio.Event) -> None:
@@ -50,7 +42,7 @@ async def _watch(path: Path, saves: list[float], stop: asyncio.Event) -> None:
 
 
 async def test_ceiling_while_changes_stream_then_trailing_save_then_turn_end(tmp_path: Path, feature: SessionsFeature) -> None:
-    session = _session(tmp_path)
+    session = make_session(tmp_path, settings=Settings(), session_id="0193ab2c-0000-7000-8000-000000000001")
     path = feature.store.path(session.id)
     saves: list[float] = []
     stop = asyncio.Event()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -26,12 +26,6 @@ TOOL = {"type": "function", "name": "read_file", "description": "Read a file",
         "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}
 CHAT_TOOL = {"type": "function", "function": {"name": "read_file", "description": "Read a file",
                                               "parameters": {"type": "object", "properties": {}}}}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as provider:
-        yield provider
 
 
 @pytest.fixture

@@ -4,25 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import AsyncIterator
 
 import msgspec
 import pytest
 
 from shiro_neko.agent.events import ListSink
-from shiro_neko.agent.provider.base import (
-    Completed,
-    OutputStarted,
-    ProviderError,
-    ProviderEvent,
-    ProviderRequest,
-    RefusalDelta,
-    TextDelta,
-    Usage,
-)
-from shiro_neko.agent.session import AgentSession, SessionDeps
-from shiro_neko.agent.tools.disk_host import DiskToolHost
-from shiro_neko.agent.tools.registry import core_tools
+from shiro_neko.agent.provider.base import ProviderError, ProviderRequest
+from shiro_neko.agent.status import status_payload
 from shiro_neko.model.transcript import (
     AssistantMessage,
     TextPart,
@@ -32,48 +20,8 @@ from shiro_neko.model.transcript import (
     pending_calls,
 )
 from shiro_neko.config import Settings
-
-
-class ScriptedProvider:
-    name = "scripted"
-
-    def __init__(self, *replies: AssistantMessage | Exception, delay: float = 0.0) -> None:
-        self.replies = list(replies)
-        self.requests: list[ProviderRequest] = []
-        self.delay = delay
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        self.requests.append(request)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        yield OutputStarted()
-        for part in reply.content:
-            if isinstance(part, TextPart):
-                for word in part.text.split(" "):
-                    await asyncio.sleep(self.delay)
-                    yield RefusalDelta(word + " ") if part.refusal else TextDelta(word + " ")
-        yield Completed(reply, Usage(10, 2))
-
-
-def text(t: str) -> AssistantMessage:
-    return AssistantMessage(content=[TextPart(text=t)])
-
-
-def call(name: str, args: dict, call_id: str) -> AssistantMessage:
-    return AssistantMessage(content=[ToolCallPart(tool_call_id=call_id, tool_name=name, input=args)])
-
-
-def make_session(tmp_path: Path, provider: ScriptedProvider, sink: ListSink, settings: Settings | None = None) -> AgentSession:
-    settings = settings or Settings(model="test-model")
-    deps = SessionDeps(
-        settings=lambda: settings,
-        sink=sink,
-        host=DiskToolHost(tmp_path),
-        provider=lambda s: provider,
-        tools=lambda s: core_tools(),
-    )
-    return AgentSession(id="s1", root=tmp_path, deps=deps)
+from tests.support.builders import assistant, call
+from tests.support.scripted import ScriptedProvider, make_session
 
 
 def assert_every_call_answered(request: ProviderRequest) -> None:
@@ -84,9 +32,9 @@ def assert_every_call_answered(request: ProviderRequest) -> None:
 
 async def test_tool_loop_and_transcript_shape(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
-    provider = ScriptedProvider(call("read_file", {"path": "a.txt"}, "c1"), text("it says alpha"))
+    provider = ScriptedProvider(assistant(call("c1", path="a.txt")), assistant("it says alpha"))
     session = make_session(tmp_path, provider, ListSink())
-    outcome = await session.submit("read a").done
+    outcome = await session.turns.submit("read a").done
     assert outcome.status == "completed" and outcome.text == "it says alpha"
     roles = [type(m).__name__ for m in session.messages]
     assert roles == ["UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage"]
@@ -95,14 +43,14 @@ async def test_tool_loop_and_transcript_shape(tmp_path: Path) -> None:
 
 
 async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
-    provider = ScriptedProvider(text("one two three four five six seven"), text("never"), delay=0.05)
+    provider = ScriptedProvider(assistant("one two three four five six seven"), assistant("never"), delay=0.05)
     sink = ListSink()
     session = make_session(tmp_path, provider, sink)
-    first = session.submit("first")
+    first = session.turns.submit("first")
     await asyncio.sleep(0.12)
-    second = session.submit("second")
+    second = session.turns.submit("second")
     assert [e["position"] for e in sink.events if e["type"] == "queued"] == [1]
-    assert session.abort() == (True, 1)
+    assert session.turns.abort() == (True, 1)
     assert (await first.done).status == "aborted"
     assert (await second.done).status == "aborted"
     assert len(provider.requests) == 1
@@ -114,36 +62,36 @@ async def test_queue_runs_in_order_and_abort_clears_it(tmp_path: Path) -> None:
 
 async def test_a_refusal_ends_completed_and_refused_and_an_interrupted_one_stays_a_refusal(tmp_path: Path) -> None:
     declined = AssistantMessage(content=[TextPart(text="I can't do that", refusal=True)])
-    provider = ScriptedProvider(declined, text("ok then"), AssistantMessage(content=[TextPart(text="no no no no no no", refusal=True)]),
+    provider = ScriptedProvider(declined, assistant("ok then"), AssistantMessage(content=[TextPart(text="no no no no no no", refusal=True)]),
                                 delay=0.05)
     sink = ListSink()
     session = make_session(tmp_path, provider, sink)
-    outcome = await session.submit("do it").done
+    outcome = await session.turns.submit("do it").done
     assert outcome.status == "completed" and outcome.refused and outcome.text == "I can't do that"
     [end] = [e for e in sink.events if e["type"] == "turn_end"]
     assert end["refused"] is True
     assert "".join(e["text"] for e in sink.events if e["type"] == "text_delta").strip() == "I can't do that"
-    assert not (await session.submit("something else").done).refused
+    assert not (await session.turns.submit("something else").done).refused
     assert "refused" not in [e for e in sink.events if e["type"] == "turn_end"][-1]
-    third = session.submit("again")
+    third = session.turns.submit("again")
     await asyncio.sleep(0.12)
-    session.abort()
+    session.turns.abort()
     assert (await third.done).status == "aborted"
     last = session.messages[-1]
     assert isinstance(last, AssistantMessage) and last.content[0].refusal and last.content[0].text.startswith("no")
 
 
 async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:
-    provider = ScriptedProvider(call("run_command", {"command": "echo hi"}, "c1"), text("ok"))
+    provider = ScriptedProvider(assistant(call("c1", "run_command", command="echo hi")), assistant("ok"))
     sink = ListSink(answers=["deny"])
     session = make_session(tmp_path, provider, sink)
-    await session.submit("run").done
+    await session.turns.submit("run").done
     result = session.messages[2]
     assert isinstance(result, ToolMessage) and result.content[0].is_error and "denied" in result.content[0].output
 
 
 async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(tmp_path: Path) -> None:
-    provider = ScriptedProvider(call("write_file", {"path": "x.txt", "content": "x"}, "c1"), text("written"))
+    provider = ScriptedProvider(assistant(call("c1", "write_file", path="x.txt", content="x")), assistant("written"))
     asked = asyncio.Event()
 
     class SlowSink(ListSink):
@@ -153,9 +101,9 @@ async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(t
             return "allow"
 
     session = make_session(tmp_path, provider, SlowSink())
-    item = session.submit("write x")
+    item = session.turns.submit("write x")
     await asked.wait()
-    await session.stop()
+    await session.turns.stop()
     assert (await item.done).status == "aborted"
     assert [c.tool_call_id for c in pending_calls(session.messages)] == ["c1"]
     assert not (tmp_path / "x.txt").exists()
@@ -163,17 +111,17 @@ async def test_stopping_keeps_a_waiting_approval_pending_and_resume_asks_again(t
     sink = ListSink(answers=["allow"])
     resumed = make_session(tmp_path, provider, sink)
     resumed.messages = list(session.messages)
-    outcome = await resumed.submit(None).done
+    outcome = await resumed.turns.submit(None).done
     assert outcome.status == "completed" and outcome.text == "written"
     assert sink.asked and (tmp_path / "x.txt").read_text() == "x"
     assert_every_call_answered(provider.requests[-1])
 
 
 async def test_new_prompt_denies_a_waiting_call_first(tmp_path: Path) -> None:
-    provider = ScriptedProvider(text("fine"))
+    provider = ScriptedProvider(assistant("fine"))
     session = make_session(tmp_path, provider, ListSink())
-    session.messages = [UserMessage(content=[TextPart("x")]), call("run_command", {"command": "rm -rf /"}, "c9")]
-    await session.submit("never mind").done
+    session.messages = [UserMessage(content=[TextPart("x")]), assistant(call("c9", "run_command", command="rm -rf /"))]
+    await session.turns.submit("never mind").done
     assert_every_call_answered(provider.requests[0])
     denied = session.messages[2]
     assert isinstance(denied, ToolMessage) and "denied" in denied.content[0].output
@@ -182,7 +130,7 @@ async def test_new_prompt_denies_a_waiting_call_first(tmp_path: Path) -> None:
 async def test_provider_error_before_output_ends_turn_with_error(tmp_path: Path) -> None:
     provider = ScriptedProvider(ProviderError("400: nope", status=400))
     session = make_session(tmp_path, provider, ListSink())
-    outcome = await session.submit("hi").done
+    outcome = await session.turns.submit("hi").done
     assert outcome.status == "error" and outcome.error == "400: nope"
 
 
@@ -192,6 +140,6 @@ async def test_status_levels(tmp_path: Path, threshold: int, tokens: int, level:
     # Compact JSON of one user message is 42 bytes of framing plus the text.
     framing = len('[{"role":"user","content":[{"type":"text","text":""}]}]')
     session.messages = [UserMessage(content=[TextPart("x" * (tokens * 4 - framing))])]
-    status = msgspec.to_builtins(session.status_payload())
+    status = msgspec.to_builtins(status_payload(session))
     assert status["contextTokens"] == tokens and status["level"] == level
     assert status["contextPercent"] == round(tokens * 100 / threshold, 1)

@@ -30,49 +30,11 @@ from shiro_neko.model.transcript import (
     pending_calls,
 )
 from tests.fake_provider import FakeProvider
-
-
-def user(text: str) -> UserMessage:
-    return UserMessage(content=[TextPart(text=text)])
-
-
-def call(cid: str, name: str = "read_file", item_id: str | None = None, **args: object) -> ToolCallPart:
-    return ToolCallPart(tool_call_id=cid, tool_name=name, input=args or {"path": "a.py"}, item_id=item_id)
-
-
-def results(*pairs: tuple[str, str]) -> ToolMessage:
-    return ToolMessage(content=[ToolResultPart(tool_call_id=c, tool_name="read_file", output=o) for c, o in pairs])
-
-
-def step(n: int, *, output: str = "x" * 400, reasoning: bool = True, text: str | None = None) -> list[Message]:
-    """One stored response (reasoning, optional text, one call) and its tool message."""
-    parts: list = []
-    if reasoning:
-        parts.append(ReasoningPart(text=f"think {n}", item_id=f"rs_{n}", encrypted_content="gAAA" * 20))
-    if text is not None:
-        parts.append(TextPart(text=text, item_id=f"msg_{n}"))
-    parts.append(call(f"call_{n}", item_id=f"fc_{n}", path=f"f{n}.py"))
-    return [AssistantMessage(content=parts), results((f"call_{n}", output))]
-
-
-def long_task(turns: int = 3, steps_per_turn: int = 20, output: str = "x" * 400) -> list[Message]:
-    out: list[Message] = []
-    k = 0
-    for t in range(turns):
-        out.append(user(f"task {t}"))
-        for _ in range(steps_per_turn):
-            out += step(k, output=output, text=f"looking at f{k}.py")
-            k += 1
-        out.append(AssistantMessage(content=[TextPart(text=f"done with task {t}", item_id=f"msg_end{t}")]))
-    return out
+from tests.support.builders import call, long_task, markers, results, step, user
 
 
 def item_ids(messages: list[Message]) -> list[str]:
     return [p.item_id for m in messages if isinstance(m, AssistantMessage) for p in m.content if p.item_id]
-
-
-def markers(messages: list[Message]) -> list[str]:
-    return [m.content[0].text for m in messages if isinstance(m, UserMessage) and "history was pruned" in m.content[0].text]
 
 
 def call_ids(messages: list[Message]) -> set[str]:

@@ -17,9 +17,9 @@ from shiro_neko.agent.short_term_memory import (
     recent_texts,
     supersede_cut,
 )
-from shiro_neko.model.transcript import AssistantMessage, TextPart, ToolCallPart, ToolMessage, ToolResultPart, UserMessage
 from shiro_neko.config import ShortTermMemorySettings
 from shiro_neko.state.short_term_memory import RecentMessage, StmRecord
+from tests.support.builders import assistant, call, results, user
 
 NOW = 1_000_000.0
 
@@ -110,24 +110,9 @@ def test_no_long_term_intent(prompt: str) -> None:
     assert not explicit_long_term_intent(prompt)
 
 
-def u(text: str) -> UserMessage:
-    return UserMessage(content=[TextPart(text=text)])
-
-
-def a(text: str, call: str | None = None) -> AssistantMessage:
-    parts: list = [TextPart(text=text)]
-    if call:
-        parts.append(ToolCallPart(tool_call_id=call, tool_name="read_file", input={}))
-    return AssistantMessage(content=parts)
-
-
-def t(call: str) -> ToolMessage:
-    return ToolMessage(content=[ToolResultPart(tool_call_id=call, tool_name="read_file", output="x")])
-
-
 def test_depth_counts_dialogue_items_back_from_the_turns_prompt() -> None:
     # u0 a1(call)+t2 u3 a4 u5 | this turn's steps: a6(call) t7
-    msgs = [u("0"), a("1", "c1"), t("c1"), u("3"), a("4"), u("5"), a("6", "c2"), t("c2")]
+    msgs = [user("0"), assistant("1", call("c1")), results(("c1", "x")), user("3"), assistant("4"), user("5"), assistant("6", call("c2")), results(("c2", "x"))]
     anchor = find_anchor(msgs, msgs[5])
     assert anchor == 5
     assert insert_index(msgs, anchor, 0) == 6  # right after the prompt (the end, on the first step)
@@ -138,22 +123,22 @@ def test_depth_counts_dialogue_items_back_from_the_turns_prompt() -> None:
 
 
 def test_anchor_is_the_prompt_not_a_later_marker() -> None:
-    prompt = u("the prompt")
-    msgs = [u("0"), prompt, u("[marker: 3 messages pruned]"), a("x")]
+    prompt = user("the prompt")
+    msgs = [user("0"), prompt, user("[marker: 3 messages pruned]"), assistant("x")]
     assert find_anchor(msgs, prompt) == 1
     assert find_anchor(msgs, None) == 2
 
 
 def test_place_routes_system_and_tool_free_variants() -> None:
     plan = plan_turn(S(nudgeDepth=2), rec(age=FRESH_SECONDS * 2), [rec("o")], facts(turns=5))
-    msgs = [u("0"), a("1"), u("2")]
+    msgs = [user("0"), assistant("1"), user("2")]
     placed = place(plan, msgs, 2)
     assert len(placed.system) == 1 and placed.system_tool_free == []
     assert [(i, req) for i, _, req in placed.inserts] == [(2, False), (1, True)]
 
 
 def test_supersede_cut_lands_on_a_user_message_and_keeps_the_latest_turn() -> None:
-    msgs = [u("0"), a("1", "c"), t("c"), u("3"), a("4"), u("5")]
+    msgs = [user("0"), assistant("1", call("c")), results(("c", "x")), user("3"), assistant("4"), user("5")]
     assert supersede_cut(msgs, 0) == 0
     assert supersede_cut(msgs, 2) == 3  # never between a call and its result
     assert supersede_cut(msgs, 6) == 5  # the latest turn always stays
@@ -162,5 +147,5 @@ def test_supersede_cut_lands_on_a_user_message_and_keeps_the_latest_turn() -> No
 
 
 def test_recent_texts_skip_tools_and_keep_order() -> None:
-    msgs = [u("q1"), a("", "c"), t("c"), a("a1"), u("q2"), a("a2")]
+    msgs = [user("q1"), assistant("", call("c")), results(("c", "x")), assistant("a1"), user("q2"), assistant("a2")]
     assert recent_texts(msgs, 3) == [("assistant", "a1"), ("user", "q2"), ("assistant", "a2")]

@@ -7,7 +7,7 @@ Bodies and parsers are tested on plain data; the last tests drive the fake provi
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -35,16 +35,13 @@ from shiro_neko.model.transcript import (
     UserMessage,
 )
 from tests.fake_provider import Call, FakeProvider, Reply
+from tests.support.builders import user
 
 TOOL = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 
 
 def request(*messages: Any, tools: list[ToolSpec] | None = None, inserts: list[tuple[int, str]] | None = None) -> ProviderRequest:
     return ProviderRequest("m", "be brief", list(messages), tools or [], inserts or [])
-
-
-def user(text: str) -> UserMessage:
-    return UserMessage(content=[TextPart(text=text)])
 
 
 def stored_turn() -> list[Any]:
@@ -398,12 +395,6 @@ async def test_chat_stream_without_finish_reason_raises() -> None:
 
 
 # ---------------------------------------------------------------- against the fake provider
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as provider:
-        yield provider
-
-
 @pytest.fixture
 def provider(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> OpenAIProvider:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

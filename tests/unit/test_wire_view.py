@@ -6,21 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from shiro_neko.agent.events import ListSink
 from shiro_neko.agent.prune import PrunedSpan
-from shiro_neko.agent.session import AgentSession, SessionDeps
-from shiro_neko.agent.tools.disk_host import DiskToolHost
-from shiro_neko.model.transcript import AssistantMessage, Message, ReasoningPart, TextPart, UserMessage
+from shiro_neko.model.transcript import AssistantMessage, Message, ReasoningPart, TextPart
 from shiro_neko.agent.wire_view import WireView
 from shiro_neko.config import Settings
-from tests.unit.test_prune import markers, step, user
+from tests.support.builders import markers, step, user
+from tests.support.scripted import make_session
 
 NO_SUMMARY = "No summary of that part is available"
-
-
-def session_with(tmp_path: Path, messages: list[Message]) -> AgentSession:
-    deps = SessionDeps(settings=Settings, sink=ListSink(), host=DiskToolHost(tmp_path), provider=lambda s: None)
-    return AgentSession(id="s1", root=tmp_path, deps=deps, messages=messages)
 
 
 class Summarizer:
@@ -40,7 +33,7 @@ def segments(view: list[Message]) -> list[str]:
 
 
 async def test_a_long_turn_summarises_each_span_once_and_carries_every_summary(tmp_path: Path) -> None:
-    session = session_with(tmp_path, [user("one long task")])
+    session = make_session(tmp_path, settings=Settings(), messages=[user("one long task")])
     settings = Settings(compactThreshold=4_000)
     wire, summarize = WireView(), Summarizer()
     views = []
@@ -59,7 +52,7 @@ async def test_a_long_turn_summarises_each_span_once_and_carries_every_summary(t
 
 
 async def test_the_view_is_reused_until_it_no_longer_fits(tmp_path: Path) -> None:
-    session = session_with(tmp_path, [user("go")] + [m for k in range(30) for m in step(k, output="x" * 600)])
+    session = make_session(tmp_path, settings=Settings(), messages=[user("go")] + [m for k in range(30) for m in step(k, output="x" * 600)])
     settings = Settings(compactThreshold=4_000)
     wire, summarize = WireView(), Summarizer()
     first = await wire.for_wire(session, settings, summarize)
@@ -72,7 +65,7 @@ async def test_the_view_is_reused_until_it_no_longer_fits(tmp_path: Path) -> Non
 
 
 async def test_one_compacted_report_per_turn_with_honest_counts(tmp_path: Path) -> None:
-    session = session_with(tmp_path, [user("go")] + [m for k in range(30) for m in step(k, output="x" * 600)])
+    session = make_session(tmp_path, settings=Settings(), messages=[user("go")] + [m for k in range(30) for m in step(k, output="x" * 600)])
     settings = Settings(compactThreshold=4_000)
     wire = WireView()
     view = await wire.for_wire(session, settings, Summarizer())
@@ -89,7 +82,7 @@ async def test_one_compacted_report_per_turn_with_honest_counts(tmp_path: Path) 
 async def test_stripping_reasoning_only_says_so(tmp_path: Path) -> None:
     messages: list[Message] = [user("hi"), AssistantMessage(content=[ReasoningPart(text="r" * 8_000, item_id="rs_1"),
                                                                      TextPart(text="hello", item_id="msg_1")])]
-    session = session_with(tmp_path, messages)
+    session = make_session(tmp_path, settings=Settings(), messages=messages)
     wire = WireView()
     await wire.for_wire(session, Settings(compactThreshold=500), Summarizer())
     report = wire.take_compacted()
@@ -98,7 +91,7 @@ async def test_stripping_reasoning_only_says_so(tmp_path: Path) -> None:
 
 
 async def test_a_failed_summary_leaves_the_marker_and_is_not_retried_this_turn(tmp_path: Path) -> None:
-    session = session_with(tmp_path, [user("go")])
+    session = make_session(tmp_path, settings=Settings(), messages=[user("go")])
     settings = Settings(compactThreshold=4_000)
     wire, failing = WireView(), Summarizer(fail=True)
     for k in range(40):
@@ -116,7 +109,7 @@ async def test_a_failed_summary_leaves_the_marker_and_is_not_retried_this_turn(t
 
 @pytest.mark.parametrize("threshold", [10**9])
 async def test_a_transcript_that_fits_goes_as_it_is(tmp_path: Path, threshold: int) -> None:
-    session = session_with(tmp_path, [user("go"), *step(0)])
+    session = make_session(tmp_path, settings=Settings(), messages=[user("go"), *step(0)])
     wire = WireView()
     assert await wire.for_wire(session, Settings(compactThreshold=threshold), Summarizer()) == session.messages
     assert wire.take_compacted() is None

@@ -76,7 +76,7 @@ export interface ShiroNekoProtocol {
     'shiro.recall': {
       command: 'shiro.recall';
       arguments: RecallArgs;
-      result: RecallResult;
+      result: NotesResult;
     };
     'shiro.forget': {
       command: 'shiro.forget';
@@ -225,8 +225,8 @@ export interface SessionSummary {
 export interface ResumeArgs {
   id?: string | null;
   latest?: boolean;
-  workspace?: string | null;
   fork?: boolean;
+  workspace?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -355,6 +355,8 @@ export interface TodosResult {
   warnings: string[];
 }
 /**
+ * A command about the workspace as a whole (notes, memory, history, MCP servers).
+ *
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
  * via the `definition` "WorkspaceArgs".
  */
@@ -362,6 +364,8 @@ export interface WorkspaceArgs {
   workspace?: string | null;
 }
 /**
+ * `shiro.notes` (every entry) and `shiro.recall` (the entries that match).
+ *
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
  * via the `definition` "NotesResult".
  */
@@ -414,13 +418,6 @@ export interface RememberResult {
 export interface RecallArgs {
   query: string;
   workspace?: string | null;
-}
-/**
- * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
- * via the `definition` "RecallResult".
- */
-export interface RecallResult {
-  entries: MemoryEntry[];
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -632,14 +629,16 @@ export interface TurnEndEvent {
   refused?: boolean;
 }
 /**
+ * `shiro/todos`: the task list of one session.
+ *
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
  * via the `definition` "TodosNotification".
  */
 export interface TodosNotification {
-  sessionId: string;
   todos: Todo[];
   rendered: string;
   warnings: string[];
+  sessionId: string;
 }
 /**
  * `shiro/saveDocuments` (server -> client request), offered by the VS Code extension.

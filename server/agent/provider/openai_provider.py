@@ -19,6 +19,7 @@ from typing import Any, AsyncIterator, Literal
 import msgspec
 
 from . import wire_chat, wire_responses
+from ...config import WireApi
 from ...trace import mark
 from .base import Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
@@ -53,7 +54,7 @@ MISSING_KEY_MESSAGE = (
 class EndpointConfig:
     model: str
     base_url: str | None
-    wire_api: Literal["responses", "chat", "auto"] = "responses"
+    wire_api: WireApi = "responses"
     store: bool = True
     backoff_base: float = 0.5
 

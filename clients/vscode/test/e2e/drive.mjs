@@ -250,6 +250,26 @@ async function mainScenario() {
   out.afterCompact = await statusText();
   await shot('08-compacted-from-palette', '/compact run from the command palette: the notice and the summary in the panel, the gauge back down');
 
+  // 6. A prompt typed while a turn runs is queued as a chip; Esc aborts the turn and clears the queue.
+  await send(frame, config.slowPrompt);
+  await frame.waitForSelector('#rows .row.assistant.streaming', { timeout: T });
+  await send(frame, config.queuedPrompt);
+  await frame.waitForSelector('#queue .queued', { timeout: T });
+  out.queuedChips = await frame.$$eval('#queue .queued-text', (c) => c.map((e) => e.textContent));
+  await frame.locator('#input').press('Escape');
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && !document.querySelector('#queue .queued'), null, { timeout: T });
+  await page.waitForTimeout(1500); // a queued prompt that survived would start a turn now
+  out.afterAbort = { busy: await frame.$eval('#busy', (b) => !b.hidden), queued: await frame.$$eval('#queue .queued', (q) => q.length),
+    rows: await rowsText(frame) };
+  step('queued, then aborted with Esc');
+
+  // 7. A click on the context gauge runs /compact.
+  const compacted = await frame.$$eval('#rows .row.notice', (n) => n.filter((e) => e.textContent.includes('Compacted:')).length);
+  await page.locator('.part.statusbar [aria-label^="shiro-neko context"]').first().click();
+  await frame.waitForFunction((n) => [...document.querySelectorAll('#rows .row.notice')].filter((e) => e.textContent.includes('Compacted:')).length > n, compacted, { timeout: T });
+  out.gaugeCompacted = true;
+  step('compacted from the gauge');
+
   const blank = out.shots['00-blank-workbench'].path;
   for (const [name, s] of Object.entries(out.shots)) if (name !== '00-blank-workbench') s.diffFromBlank = await pixelDiff(blank, s.path);
 }

@@ -1,0 +1,38 @@
+"""`shiro/status` of a session: context fill, usage and cost, and what its turn queue holds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..model.transcript import estimate_tokens
+from ..protocol import StatusPayload
+from .context_level import context_level
+from .usage import side_status
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+
+def status_payload(session: "AgentSession") -> StatusPayload:
+    settings = session.deps.settings()
+    threshold = max(1, settings.compactThreshold)
+    tokens = estimate_tokens(session.messages)
+    return StatusPayload(
+        sessionId=session.id,
+        contextTokens=tokens,
+        contextThreshold=threshold,
+        contextPercent=round(tokens * 100 / threshold, 1),
+        level=context_level(tokens, threshold),
+        provider="openai",
+        model=settings.effective_model,
+        inputTokens=session.input_tokens,
+        outputTokens=session.output_tokens,
+        costUsd=session.cost_usd,
+        **side_status(session, settings.effective_model),
+        running=session.turns.running,
+        queued=session.turns.queued,
+    )
+
+
+def emit_status(session: "AgentSession") -> None:
+    session.deps.sink.status(status_payload(session))

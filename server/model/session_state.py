@@ -1,0 +1,43 @@
+"""A session's durable state: everything its record (`sessions/<uuid>.json`) holds, in one Struct.
+
+The live session keeps its state in this Struct and the record *is* this Struct with the stamps of
+a save, so nothing is copied field by field between the two: `state/session_record.py` writes a
+record from it and a loaded record is a `SessionState` the session runs on. Field order is the key
+order on disk (PROTOCOL.md's), so a record written before this split re-encodes byte for byte.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .todo import Todo
+from .transcript import Message
+
+
+class Notebook(msgspec.Struct):
+    """What survives /compact and pruning, beside the transcript: the task list."""
+
+    todos: list[Todo] = msgspec.field(default_factory=list)
+
+
+class SessionState(msgspec.Struct, rename="camel", kw_only=True):
+    id: str
+    created_at: str = ""  # ISO 8601 UTC; stamped when the first message arrives
+    updated_at: str = ""  # ISO 8601 UTC of the last save
+    cwd: str  # absolute workspace path; never rewritten (a session resumed elsewhere is forked)
+    provider: str = "openai"
+    model: str = ""  # the model of the last save
+    title: str = ""  # the first prompt; a save writes it as one line of at most 80 characters
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # null for a model without a known price
+    notebook: Notebook = msgspec.field(default_factory=Notebook)
+    messages: list[Message] = msgspec.field(default_factory=list)
+    # Summaries of automatically pruned spans, made once per span (context management).
+    span_summaries: dict[str, str] = msgspec.field(default_factory=dict)
+    # The side requests' share of inputTokens/outputTokens: {"inputTokens", "outputTokens"}.
+    side_usage: dict[str, int] = msgspec.field(default_factory=dict)
+    # Short-term memory: created with shiro.newSession {private: true}; the nudge's counter
+    # (completed turns since the last update_short_term_memory).
+    private: bool = False
+    turns_since_refresh: int = 0

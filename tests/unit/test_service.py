@@ -1,0 +1,97 @@
+"""The service driven directly, without LSP: prompts through `submit_chat`, the real HTTP fake as
+the provider, real files in a temporary SHIRO_NEKO_HOME (tests/support/service.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shiro_neko.errors import Refused
+from shiro_neko.protocol import NEVER_WRITTEN, ChatArgs, SessionArgs
+from tests.fake_provider import FakeProvider, Reply
+from tests.support.service import chat, running_service
+
+
+async def saved_record(shiro_home: Path, session_id: str, messages: int, timeout: float = 10.0) -> dict[str, Any]:
+    """The session's record once it holds `messages` messages (autosave runs in a thread)."""
+    path = shiro_home / "sessions" / f"{session_id}.json"
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            record: dict[str, Any] = json.loads(path.read_bytes())
+            if len(record["messages"]) == messages:
+                return record
+        except FileNotFoundError:
+            pass
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{path} never held {messages} messages")
+        await asyncio.sleep(0.02)
+
+
+def texts(record: dict[str, Any]) -> list[str]:
+    return [p["text"] for m in record["messages"] for p in m["content"] if "text" in p]
+
+
+async def test_a_turn_runs_on_the_provider_and_its_end_saves_the_session(shiro_home: Path, fake: FakeProvider, workspace: Path) -> None:
+    fake.script(Reply(text="hello there"))
+    async with running_service(fake, workspace) as service:
+        session, outcome = await chat(service, "say hello")
+        assert outcome.status == "completed" and outcome.text == "hello there"
+        record = await saved_record(shiro_home, session.id, 2)
+        assert texts(record) == ["say hello", "hello there"]
+        assert record["title"] == "say hello" and record["cwd"] == str(workspace.resolve())
+        assert len(fake.main_requests) == 1
+
+
+async def test_the_next_prompt_goes_to_the_current_session(shiro_home: Path, fake: FakeProvider, workspace: Path) -> None:
+    fake.script(Reply(text="one"), Reply(text="two"))
+    async with running_service(fake, workspace) as service:
+        first, _ = await chat(service, "first")
+        second, _ = await chat(service, "second")
+        assert second is first
+        assert service.status(SessionArgs()).sessionId == first.id
+        await saved_record(shiro_home, first.id, 4)
+
+
+async def test_an_empty_prompt_is_refused_and_nothing_is_sent(shiro_home: Path, fake: FakeProvider, workspace: Path) -> None:
+    async with running_service(fake, workspace) as service:
+        with pytest.raises(Refused, match="the prompt is empty"):
+            service.submit_chat(ChatArgs(prompt="  \n"))
+        assert service.sessions == {} and fake.requests == []
+
+
+async def test_an_unknown_session_or_folder_is_refused(shiro_home: Path, fake: FakeProvider, workspace: Path, tmp_path: Path) -> None:
+    async with running_service(fake, workspace) as service:
+        with pytest.raises(Refused, match="no open session 'nope' on this server"):
+            service.submit_chat(ChatArgs(prompt="hi", sessionId="nope"))
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        with pytest.raises(Refused, match="is not a workspace folder of this server"):
+            service.submit_chat(ChatArgs(prompt="hi", workspace=elsewhere.as_uri()))
+        assert service.sessions == {} and fake.requests == []
+
+
+async def test_an_attachment_outside_the_workspace_is_refused(shiro_home: Path, fake: FakeProvider, workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("not yours\n")
+    async with running_service(fake, workspace) as service:
+        with pytest.raises(Refused, match="cannot attach '../secret.txt'"):
+            service.submit_chat(ChatArgs(prompt="read it", attachments=["../secret.txt"]))
+        assert fake.requests == []
+
+
+async def test_shutdown_saves_and_says_so_per_workspace(shiro_home: Path, fake: FakeProvider, workspace: Path, tmp_path: Path) -> None:
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    fake.script(Reply(text="done"))
+    async with running_service(fake, workspace, quiet) as service:
+        session, _ = await chat(service, "do it", workspace=workspace.resolve().as_uri())
+        lines: list[str] = []
+        await service.flush(lines.append)
+        assert len(lines) == 2
+        assert lines[0].startswith('Saved 2 messages: "do it"') and f"shiro -r {session.id[:8]}" in lines[0]
+        assert lines[1] == NEVER_WRITTEN
+        assert texts(await saved_record(shiro_home, session.id, 2)) == ["do it", "done"]
