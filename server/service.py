@@ -170,6 +170,7 @@ class ShiroService:
             session = self.sessions.get(session_id)
             if session is None:
                 raise Refused(f"no open session {session_id!r} on this server; resume it first")
+            self.pinned.add(session_id)  # a client that names it holds it: never released from memory
             return session
         workspace = self.workspaces.pick(workspace_uri)
         return workspace.current or self.new_session(workspace)

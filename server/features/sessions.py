@@ -126,7 +126,8 @@ class SessionsFeature:
         give back its lease: a server that starts a new session per turn (or per `shiro -p` of a
         long-lived front end) would otherwise keep every old one, transcript and all, for ever.
         A later resume loads it from disk as usual (and may get the lease again). Sessions a
-        front end holds by id (ACP editors: `service.pinned`) stay."""
+        front end holds by id (ACP editors, and LSP clients that name a session in a command:
+        `service.pinned`) stay, as do empty ones (never saved, nothing to free)."""
         service = self.service
         current = {w.current.id for w in service.workspaces.all() if w.current is not None}
         for session in list(service.sessions.values()):
@@ -135,8 +136,8 @@ class SessionsFeature:
             state = self._states.get(session.id)
             if state is not None and (state.dirty or state.timer is not None or state.lock.locked()):
                 continue  # not on disk yet: its save calls this again
-            if session.messages and state is None:
-                continue  # never saved
+            if not session.messages or state is None:
+                continue  # never saved (an empty one costs nothing, and a client may still name it)
             del service.sessions[session.id]
             self._states.pop(session.id, None)
             service.forget(session.id)
