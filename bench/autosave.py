@@ -37,6 +37,9 @@ class _Bridge:
 
         return DiskToolHost(root)
 
+    async def ask(self, message: str, actions: list[str]) -> str | None:
+        return None  # no editor to ask: a project's MCP servers stay untrusted, as when dismissed
+
 
 async def _ticker(stop: asyncio.Event, gaps: list[float]) -> None:
     last = time.perf_counter()
