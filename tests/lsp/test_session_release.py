@@ -5,6 +5,8 @@ every old transcript for ever."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pygls.exceptions import JsonRpcException
 
@@ -31,6 +33,13 @@ async def test_a_replaced_saved_session_is_released_and_still_resumable(tmp_path
         await a.command("shiro.newSession")
         second = await a.chat("second session")
         assert second["sessionId"] != first["sessionId"]
+        # The release follows the second session's save, which may land just after its answer.
+        record = tmp_path / "home" / "sessions" / f"{second['sessionId']}.json"
+        for _ in range(600):
+            if record.exists():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
         # The first session is no longer open on this server: a chat naming it is refused...
         with pytest.raises(JsonRpcException, match="no open session"):
             await a.chat("into the old one", sessionId=first["sessionId"])
