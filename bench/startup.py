@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common.lsp_driver import read_frame  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "startup.json"
 TIMEOUT = 60.0
@@ -52,20 +55,10 @@ class RawClient:
         self.stdin.flush()
 
     def read_message(self) -> dict[str, Any]:
-        length = None
-        while True:
-            line = self.stdout.readline()
-            if not line:
-                raise EOFError(f"server closed stdout (exit code {self.proc.poll()})")
-            line = line.strip()
-            if not line:
-                if length is None:
-                    continue
-                break
-            name, _, value = line.decode("ascii").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value.strip())
-        return json.loads(self.stdout.read(length))
+        body = read_frame(self.stdout)
+        if body is None:
+            raise EOFError(f"server closed stdout (exit code {self.proc.poll()})")
+        return json.loads(body)
 
     def request(self, method: str, params: Any) -> dict[str, Any]:
         msg_id = self.next_id

@@ -14,6 +14,23 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def read_frame(stream: IO[bytes]) -> bytes | None:
+    """One LSP frame's body from a server's stdout; None when the stream ended."""
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            if length is None:
+                continue
+            return stream.read(length)
+        name, _, value = line.decode("ascii").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+
+
 def server_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_", "PYTHONPROFILE"))}
     env.update(SHIRO_NEKO_HOME=str(home), OPENAI_BASE_URL=base_url, OPENAI_API_KEY="sk-bench-not-a-key",
@@ -52,22 +69,11 @@ class Server:
 
     def _read(self) -> None:
         while True:
-            length = None
-            while True:
-                line = self.stdout.readline()
-                if not line:  # the server exited: fail every waiting request at once
-                    for q in list(self.answers.values()):
-                        q.put({"error": f"server exited ({self.proc.poll()})"})
-                    return
-                line = line.strip()
-                if not line:
-                    if length is None:
-                        continue
-                    break
-                name, _, value = line.decode("ascii").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value.strip())
-            body = self.stdout.read(length)
+            body = read_frame(self.stdout)
+            if body is None:  # the server exited: fail every waiting request at once
+                for q in list(self.answers.values()):
+                    q.put({"error": f"server exited ({self.proc.poll()})"})
+                return
             at = time.monotonic_ns()
             msg = json.loads(body)
             if "method" in msg and "id" in msg:  # server->client request: approve everything
