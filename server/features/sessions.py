@@ -164,6 +164,7 @@ class SessionsFeature:
 
     # -- commands -------------------------------------------------------------------------
     async def save_command(self, session: AgentSession) -> SaveResult:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.store.settle)
         if not session.messages:
             return SaveResult(saved=False, messageCount=0, reason="the session has no messages, so nothing was written")
         path = await self.save(session)
@@ -288,7 +289,8 @@ class SessionsFeature:
 
     async def flush(self, log_line: Callable[[str], None]) -> None:
         """Shutdown: pending saves are written now, then the seed's goodbye line per workspace."""
-        for state in self._states.values():
+        # A copy: awaiting a lock lets a save or a release add or drop states meanwhile.
+        for state in list(self._states.values()):
             self._stop_timer(state)
             async with state.lock:  # a save in flight lands first
                 pass

@@ -317,6 +317,12 @@ class SessionStore:
             manifest, _ = self._index.refresh(None)
             self._warn_corrupt(manifest)
 
+    def settle(self) -> None:
+        """Run a deferred verify now if one is still waiting: after `/save` nothing is left to be
+        written behind the answer (a client that snapshots the files then sees them still)."""
+        if self._verifier is not None and not self._verifier.finished.is_set():
+            self.verify_now()
+
     def latest(self, cwd: str | os.PathLike[str]) -> str | None:
         """Id of the newest session of workspace `cwd` (never another workspace's), or None."""
         newest = self.list(cwd, limit=1)

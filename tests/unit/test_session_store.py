@@ -659,3 +659,24 @@ def test_cost_at_list_price_and_none_when_unknown() -> None:
     assert cost_usd("gpt-5", 0, 0) == 0.0
     for unknown in ("llama3.1:8b", "qwen2.5-coder", "gpt-4o-2024-05-13", ""):
         assert cost_usd(unknown, 1000, 1000) is None
+
+
+def test_settle_runs_a_deferred_verify_before_returning(home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/save` calls settle: a verify a listing deferred (it may copy a damaged file aside and
+    rewrite the index) happens before the answer, never behind a client that checks the files."""
+    writer = SessionStore(home)
+    records = [saved(writer, ws, f"session {i}") for i in range(4)]
+    writer.list(ws)
+    writer.verify_now()
+    import shiro_neko.state.session_index as session_index
+
+    monkeypatch.setattr(session_index, "_VERIFIED", set())
+    writer.path(records[0].id).write_bytes(b"\x00" * 10)  # where a two-row listing does not look
+    reader = SessionStore(home)
+    monkeypatch.setattr(reader, "verify_soon", lambda delay=0.0: SessionStore.verify_soon(reader, 60.0))  # never fires first
+    reader.list(ws, limit=2)
+    assert not list(home.glob(f"sessions/{records[0].id}.json.corrupt-*"))  # deferred, not yet run
+    reader.settle()
+    assert list(home.glob(f"sessions/{records[0].id}.json.corrupt-*"))
+    assert reader._verifier is not None and reader._verifier.finished.is_set()  # the timer cancelled: never runs again
+    reader.settle()  # nothing left: a no-op
