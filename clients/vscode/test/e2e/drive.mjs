@@ -119,7 +119,18 @@ async function statusText() {
 
 async function tasksPane() {
   const header = page.locator('.pane-header[aria-label^="Tasks"]').first();
-  await header.waitFor({ timeout: T });
+  try {
+    await header.waitFor({ timeout: 20000 });
+  } catch {
+    // Seen once in CI after a window reload: the restored sidebar showed no Tasks header. Say
+    // what it did show, then open the view as a user would (its generated focus command).
+    const seen = await page.$$eval('.part.sidebar .pane-header', (hs) => hs.map((h) => h.getAttribute('aria-label')));
+    const title = await page.$eval('.part.sidebar .title-label', (t) => t.textContent).catch(() => null);
+    step('no Tasks header after 20 s', { sidebarTitle: title, paneHeaders: seen });
+    await shot('tasks-pane-missing', 'diagnostic: the sidebar when the Tasks header was not found');
+    await palette('Shiro Neko: Focus on Tasks View');
+    await header.waitFor({ timeout: T });
+  }
   if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
   await page.waitForSelector('.pane-body [role="treeitem"]', { timeout: T });
   return page.$eval('.pane-header[aria-label^="Tasks"]', (h) => {
