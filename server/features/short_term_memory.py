@@ -139,6 +139,7 @@ class ShortTermMemoryFeature:
         """The session left memory: its per-turn caches go with it."""
         self._plans.pop(session_id, None)
         self._refreshed.pop(session_id, None)
+        self.store.forget(session_id)
 
     async def clear(self, session_id: str) -> StmClearResult:
         try:

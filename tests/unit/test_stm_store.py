@@ -151,3 +151,21 @@ def test_unopenable_path_is_a_state_error(tmp_path: Path) -> None:
     (tmp_path / FILE_NAME).mkdir()
     with pytest.raises(StateError):
         ShortTermMemoryStore(tmp_path).get("x")
+
+
+def test_cached_answers_are_bounded_and_go_with_their_session(tmp_path: Path) -> None:
+    from shiro_neko.state import short_term_memory as stm
+
+    store = ShortTermMemoryStore(tmp_path)
+    put(store, "s1", summary="kept")
+    for i in range(stm.MAX_CACHED * 2):  # reads only: nothing written clears the cache
+        store.get(f"s{i}")
+        store.others("ws", f"s{i}", False, False)
+        assert len(store._cache) <= stm.MAX_CACHED
+    store.forget("s1")
+    store.get("s2")
+    store.others("ws", "s2", False, False)
+    assert len(store._cache) >= 2
+    store.forget("s2")
+    assert not any(stm._names_session(k, "s2") for k in store._cache)
+    assert store.get("s1") is not None and store.get("s1").summary == "kept"  # read again from the file
