@@ -7,14 +7,26 @@ the default compactThreshold of 120k, so pruning runs), then the server's VmHWM.
 "hi" -> "ok", VmRSS read every 50 turns after a warm-up of 50; growth = the slope of a least-squares
 line through those samples (KB per 100 turns) and last - first.
 
-Run: python bench/memory.py [--turns 1000] [--quick]   Writes bench/results/memory.json (+ a curve).
+Where it goes (bench/common/traced_server.py, the same server with a sampling hook):
+- `after_trim_kb_per_100_turns`: glibc's malloc_trim(0) at the first and the last sample, so what
+  the C allocator held free is given back before reading RSS; what remains is live data.
+- `where`: a shorter run under tracemalloc; the Python heap's growth per turn, by the line of our
+  code (server/) that allocated it, between a snapshot after the warm-up and one at the end.
+
+Run: python bench/memory.py [--turns 1000] [--where-turns 100] [--quick]
+Writes bench/results/memory.json (+ a curve).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import pickle
+import signal
 import sys
 import tempfile
+import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +37,47 @@ from common.stats import write_result  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
 LONG_STEPS = 200
+HOOKED = [sys.executable, str(Path(__file__).resolve().parent / "common" / "traced_server.py")]
+SERVER_DIR = os.sep + "server" + os.sep  # our package's source folder (shiro_neko)
+
+
+class Sampler:
+    """Asks the hooked server for a sample (SIGUSR1) and reads what it wrote."""
+
+    def __init__(self, server: Server, folder: Path) -> None:
+        self.server, self.folder, self.count = server, folder, 0
+
+    def __call__(self) -> dict[str, Any]:
+        self.count += 1
+        path = self.folder / f"{self.count}.pickle"
+        os.kill(self.server.proc.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 600
+        while not path.exists():
+            if time.monotonic() > deadline or self.server.proc.poll() is not None:
+                raise RuntimeError("the hooked server wrote no sample")
+            time.sleep(0.02)
+        with path.open("rb") as fp:
+            sample: dict[str, Any] = pickle.load(fp)
+        return sample
+
+
+def hooked_server(tmp: str, fake: FakeChild, trace: bool) -> tuple[Server, Sampler]:
+    ws, snaps = Path(tmp, "ws"), Path(tmp, "samples")
+    ws.mkdir()
+    snaps.mkdir()
+    env = server_env(Path(tmp, "home"), fake.base_url, SHIRO_BENCH_SNAPSHOT_DIR=str(snaps),
+                     SHIRO_BENCH_TRACEMALLOC="1" if trace else "0")
+    server = Server(ws, env, {"memory": {"enabled": False}}, argv=HOOKED)
+    server.keep_notes = False
+    return server, Sampler(server, snaps)
+
+
+def short_turn(server: Server, fake: FakeChild, i: int, new_session: bool) -> None:
+    if new_session:
+        server.command("shiro.newSession", {})
+    fake.ask(loop={"steps": 0, "call": ["read_file", {"path": "x"}], "text": "ok", "extra": 2})
+    result = server.command("shiro.chat", {"prompt": f"hi {i}"})
+    assert result["status"] == "completed", result
 
 
 def long_session(fake: FakeChild) -> dict[str, Any]:
@@ -57,36 +110,82 @@ def slope(xs: list[float], ys: list[float]) -> float:
 
 def short_turns(fake: FakeChild, turns: int, new_session: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiro-bench-memory-") as tmp:
-        ws = Path(tmp, "ws")
-        ws.mkdir()
-        server = Server(ws, server_env(Path(tmp, "home"), fake.base_url), {"memory": {"enabled": False}})
-        server.keep_notes = False
+        server, sample = hooked_server(tmp, fake, trace=False)
         samples: list[tuple[int, int]] = []
         try:
             warm = 50
             for i in range(warm + turns):
-                if new_session:
-                    server.command("shiro.newSession", {})
-                fake.ask(loop={"steps": 0, "call": ["read_file", {"path": "x"}], "text": "ok", "extra": 2})
-                result = server.command("shiro.chat", {"prompt": f"hi {i}"})
-                assert result["status"] == "completed", result
+                short_turn(server, fake, i, new_session)
+                if i == warm:
+                    first = sample()  # trims: the RSS samples start from what is live
                 if i >= warm and (i - warm) % 50 == 0 or i == warm + turns - 1:
                     samples.append((i - warm, server.rss_kb()))
+            last = sample()
         finally:
             server.close()
     xs, ys = [float(x) for x, _ in samples], [float(y) for _, y in samples]
+    after_trim = None
+    if first["rss_after_trim_kb"] is not None and last["rss_after_trim_kb"] is not None:
+        after_trim = round((last["rss_after_trim_kb"] - first["rss_after_trim_kb"]) * 100 / turns, 1)
     return {"turns": turns, "rss_first_mb": round(ys[0] / 1024, 1), "rss_last_mb": round(ys[-1] / 1024, 1),
             "growth_kb": round(ys[-1] - ys[0]), "slope_kb_per_100_turns": round(slope(xs, ys) * 100, 1),
-            "samples": samples}
+            "rss_at_end_kb": last["rss_kb"], "rss_at_end_after_trim_kb": last["rss_after_trim_kb"],
+            "after_trim_kb_per_100_turns": after_trim,
+            "fds": [first["fds"], last["fds"]], "threads": [first["threads"], last["threads"]],
+            "asyncio_tasks": [first["tasks"], last["tasks"]], "samples": samples}
+
+
+def _our_site(trace: tracemalloc.Traceback) -> str:
+    """The innermost frame in our code (server/): the line that made or kept the allocation."""
+    for frame in reversed(list(trace)):  # innermost last in a tracemalloc Traceback
+        if SERVER_DIR in frame.filename:
+            return f"{frame.filename.rsplit(SERVER_DIR, 1)[1]}:{frame.lineno}"
+    frame = trace[-1]
+    return f"(outside server/) {Path(frame.filename).name}:{frame.lineno}"
+
+
+def where(fake: FakeChild, turns: int, new_session: bool, warm: int = 30) -> dict[str, Any]:
+    """The Python heap's growth over `turns` turns, by the line of server/ code behind it."""
+    with tempfile.TemporaryDirectory(prefix="shiro-bench-memory-") as tmp:
+        server, sample = hooked_server(tmp, fake, trace=True)
+        try:
+            for i in range(warm):
+                short_turn(server, fake, i, new_session)
+            time.sleep(0.5)  # the last save and its release land
+            before = sample()
+            for i in range(warm, warm + turns):
+                short_turn(server, fake, i, new_session)
+            time.sleep(0.5)
+            after = sample()
+        finally:
+            server.close()
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "*traced_server.py")]
+    old, new = before["snapshot"].filter_traces(ignore), after["snapshot"].filter_traces(ignore)
+    sites: dict[str, int] = {}
+    for diff in new.compare_to(old, "traceback"):
+        key = _our_site(diff.traceback)
+        sites[key] = sites.get(key, 0) + diff.size_diff
+    total = after["traced"][0] - before["traced"][0]
+    top = sorted(sites.items(), key=lambda kv: -abs(kv[1]))[:12]
+    types = {k: after["types"].get(k, 0) - before["types"].get(k, 0)
+             for k in set(after["types"]) | set(before["types"])}
+    return {"turns": turns, "heap_growth_bytes_per_turn": round(total / turns),
+            "rss_after_trim_growth_bytes_per_turn": round((after["rss_after_trim_kb"] - before["rss_after_trim_kb"]) * 1024 / turns)
+            if after["rss_after_trim_kb"] is not None else None,
+            "by_site_bytes_per_turn": {k: round(v / turns) for k, v in top},
+            "object_counts_per_100_turns": {k: round(v * 100 / turns) for k, v in sorted(types.items(), key=lambda kv: -abs(kv[1]))[:10] if v},
+            "asyncio_tasks": [before["tasks"], after["tasks"]], "fds": [before["fds"], after["fds"]]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--quick", action="store_true", help="300 short turns")
+    parser.add_argument("--where-turns", type=int, default=100, help="turns of the tracemalloc run")
+    parser.add_argument("--quick", action="store_true", help="300 short turns, 40 traced")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     turns = 300 if args.quick else args.turns
+    where_turns = 40 if args.quick else args.where_turns
     with FakeChild() as fake:
         long = long_session(fake)
         print(f"200-step session: peak RSS {long['peak_rss_mb']} MB, {long['requests']} requests, "
@@ -97,7 +196,18 @@ def main() -> None:
         many = short_turns(fake, turns, new_session=True)
         print(f"{turns} short turns, a session each: {many['rss_first_mb']} -> {many['rss_last_mb']} MB "
               f"({many['slope_kb_per_100_turns']} KB per 100 turns)")
+        for name, row in (("one session", one), ("a session each", many)):
+            print(f"  {name}: after malloc_trim {row['after_trim_kb_per_100_turns']} KB per 100 turns; "
+                  f"fds {row['fds']}, threads {row['threads']}, tasks {row['asyncio_tasks']}")
+        found = {"one_session": where(fake, where_turns, new_session=False),
+                 "new_session_each": where(fake, where_turns, new_session=True)}
+        for name, row in found.items():
+            print(f"  where, {name}: Python heap +{row['heap_growth_bytes_per_turn']} B per turn "
+                  f"(RSS after trim {row['rss_after_trim_growth_bytes_per_turn']} B), by site:")
+            for site, size in row["by_site_bytes_per_turn"].items():
+                print(f"    {size:6d} B  {site}")
     result = {"long_session": long, "short_turns_one_session": one, "short_turns_new_session_each": many,
+              "where": found,
               "targets": {"long_session_peak_rss_mb": 150, "short_turns_growth": "none"},
               "curve": {"x_label": "short turns", "y_label": "server RSS (MB)",
                         "series": {"one session": [[x, round(y / 1024, 2)] for x, y in one["samples"]],
