@@ -60,6 +60,16 @@ class Sampler:
             sample: dict[str, Any] = pickle.load(fp)
         return sample
 
+    def settled(self, timeout: float = 60) -> dict[str, Any]:
+        """A sample once the autosaves the turns queued have landed (a tight loop of turns outruns
+        the one writer thread on a loaded disk; each waiting session is held until its save)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            sample = self()
+            if "SessionsFeature._autosave" not in sample["task_kinds"] or time.monotonic() > deadline:
+                return sample
+            time.sleep(0.5)
+
 
 def hooked_server(tmp: str, fake: FakeChild, trace: bool) -> tuple[Server, Sampler]:
     ws, snaps = Path(tmp, "ws"), Path(tmp, "samples")
@@ -117,10 +127,11 @@ def short_turns(fake: FakeChild, turns: int, new_session: bool) -> dict[str, Any
             for i in range(warm + turns):
                 short_turn(server, fake, i, new_session)
                 if i == warm:
-                    first = sample()  # trims: the RSS samples start from what is live
+                    first = sample.settled()  # trims: the RSS samples start from what is live
                 if i >= warm and (i - warm) % 50 == 0 or i == warm + turns - 1:
                     samples.append((i - warm, server.rss_kb()))
-            last = sample()
+            pending = sample()["task_kinds"].get("SessionsFeature._autosave", 0)
+            last = sample.settled()
         finally:
             server.close()
     xs, ys = [float(x) for x, _ in samples], [float(y) for _, y in samples]
@@ -132,7 +143,8 @@ def short_turns(fake: FakeChild, turns: int, new_session: bool) -> dict[str, Any
             "rss_at_end_kb": last["rss_kb"], "rss_at_end_after_trim_kb": last["rss_after_trim_kb"],
             "after_trim_kb_per_100_turns": after_trim,
             "fds": [first["fds"], last["fds"]], "threads": [first["threads"], last["threads"]],
-            "asyncio_tasks": [first["tasks"], last["tasks"]], "samples": samples}
+            "asyncio_tasks": [first["tasks"], last["tasks"]], "samples": samples,
+            "saves_waiting_at_end_before_settling": pending}
 
 
 def _our_site(trace: tracemalloc.Traceback) -> str:
@@ -151,25 +163,30 @@ def where(fake: FakeChild, turns: int, new_session: bool, warm: int = 30) -> dic
         try:
             for i in range(warm):
                 short_turn(server, fake, i, new_session)
-            time.sleep(0.5)  # the last save and its release land
-            before = sample()
+            before = sample.settled()
             for i in range(warm, warm + turns):
                 short_turn(server, fake, i, new_session)
-            time.sleep(0.5)
-            after = sample()
+            after = sample.settled()
         finally:
             server.close()
     ignore = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "*traced_server.py")]
+    # The SDK's last stream (its events, read buffers) lives until that stream is finalized, which
+    # a snapshot catches or not: one response's worth, never growth, so it is counted apart.
+    in_flight = [tracemalloc.Filter(False, f"*{os.sep}{name}{os.sep}*", all_frames=True)
+                 for name in ("openai", "h11", "httpcore2", "httpx2", "httpcore", "httpx")]
     old, new = before["snapshot"].filter_traces(ignore), after["snapshot"].filter_traces(ignore)
+    stream = [sum(t.size for t in snap.traces) - sum(t.size for t in snap.filter_traces(in_flight).traces) for snap in (old, new)]
+    old, new = old.filter_traces(in_flight), new.filter_traces(in_flight)
     sites: dict[str, int] = {}
     for diff in new.compare_to(old, "traceback"):
         key = _our_site(diff.traceback)
         sites[key] = sites.get(key, 0) + diff.size_diff
-    total = after["traced"][0] - before["traced"][0]
+    total = sum(t.size for t in new.traces) - sum(t.size for t in old.traces)
     top = sorted(sites.items(), key=lambda kv: -abs(kv[1]))[:12]
     types = {k: after["types"].get(k, 0) - before["types"].get(k, 0)
              for k in set(after["types"]) | set(before["types"])}
     return {"turns": turns, "heap_growth_bytes_per_turn": round(total / turns),
+            "sdk_stream_in_flight_bytes": stream,
             "rss_after_trim_growth_bytes_per_turn": round((after["rss_after_trim_kb"] - before["rss_after_trim_kb"]) * 1024 / turns)
             if after["rss_after_trim_kb"] is not None else None,
             "by_site_bytes_per_turn": {k: round(v / turns) for k, v in top},

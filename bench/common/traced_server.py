@@ -35,6 +35,14 @@ def _status_kb(field: str) -> int:
     return 0
 
 
+def _fd_kind(fd: str) -> str:
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "?"
+    return target.split("[")[0] if "[" in target else os.path.splitext(target)[1] or target
+
+
 def _dump(signum: int, frame: FrameType | None) -> None:
     global _count
     _count += 1
@@ -45,8 +53,11 @@ def _dump(signum: int, frame: FrameType | None) -> None:
         sample["snapshot"] = tracemalloc.take_snapshot()
         sample["traced"] = tracemalloc.get_traced_memory()
     loop = asyncio._get_running_loop()  # the handler runs on the loop's thread, between its callbacks
+    tasks = list(asyncio.all_tasks(loop)) if loop else []
     sample.update(rss_kb=_status_kb("VmRSS"), fds=len(os.listdir("/proc/self/fd")), threads=threading.active_count(),
-                  tasks=len(asyncio.all_tasks(loop)) if loop else None)
+                  tasks=len(tasks) if loop else None,
+                  task_kinds=dict(collections.Counter(getattr(t.get_coro(), "__qualname__", "?") for t in tasks)),
+                  fd_kinds=dict(collections.Counter(_fd_kind(fd) for fd in os.listdir("/proc/self/fd"))))
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         sample["rss_after_trim_kb"] = _status_kb("VmRSS")

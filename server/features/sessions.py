@@ -44,6 +44,8 @@ class _SaveState:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     dirty: bool = False  # changed since the last save began
     warned: bool = False
+    # The autosave that waits for the lock: it will write the newest state, so later ones need not queue.
+    waiter: object | None = None
 
 
 def to_record(session: AgentSession, model: str) -> SessionRecord:
@@ -87,10 +89,19 @@ class SessionsFeature:
         state.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self._autosave(session)))
 
     async def _autosave(self, session: AgentSession) -> None:
+        state = self._state(session)
+        if state.waiter is not None:
+            # One already waits for the save in flight and takes its snapshot after it: a turn
+            # loop faster than the disk queued one task (and one redundant write) per change.
+            return
+        state.waiter = token = object()
         try:
             await self.save(session)
         except Refused:
             pass  # already logged and shown once as a notice; the next change tries again
+        finally:
+            if state.waiter is token:  # it never took its snapshot (no messages, cancelled)
+                state.waiter = None
 
     def _stop_timer(self, state: _SaveState) -> None:
         if state.timer is not None:
@@ -105,6 +116,7 @@ class SessionsFeature:
         if not session.messages:
             return None
         async with state.lock:
+            state.waiter = None  # the snapshot is taken now: a change from here on queues again
             state.dirty = False
             record = to_record(session, self.service.settings.effective_model)
             loop = asyncio.get_running_loop()

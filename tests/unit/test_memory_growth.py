@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import os
 from pathlib import Path
 
@@ -92,3 +93,27 @@ async def test_many_turns_in_one_session_keep_only_the_transcript(shiro_home: Pa
         assert len(asyncio.all_tasks()) <= tasks_after_warm_up
         (session,) = service.sessions.values()
         assert len(session.messages) == 2 * (WARM + TURNS)  # a prompt and an answer per turn
+
+
+async def test_turns_faster_than_the_disk_queue_one_save_per_session_and_lose_nothing(
+        shiro_home: Path, fake: FakeProvider, workspace: Path) -> None:
+    async with running_service(fake, workspace) as service:
+        # The writer thread busy (a slow disk): every autosave of these turns has to wait.
+        gate = threading.Event()
+        service.persistence._writer.submit(gate.wait, 60)
+        try:
+            for i in range(12):
+                fake.script(Reply(text=f"answer {i}"))
+                _, outcome = await chat(service, f"hi {i}")
+                assert outcome.status == "completed"
+                for _ in range(3):
+                    await asyncio.sleep(0)  # the turn end's save timer (delay 0) fires
+            waiting = [t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__qualname__", "") == "SessionsFeature._autosave"]
+            # One holds the lock (its write queued behind the busy writer), one waits for it.
+            assert len(waiting) <= 2, len(waiting)
+        finally:
+            gate.set()
+        await _saves_landed(service)
+        (session,) = service.sessions.values()
+        record = service.persistence.store.load(session.id)
+        assert [type(m).__name__ for m in record.messages] == ["UserMessage", "AssistantMessage"] * 12  # the last change is on disk
