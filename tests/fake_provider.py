@@ -549,6 +549,10 @@ class FakeProvider:
 # ======================================================================= HTTP
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as a real provider's server sends each event at once: with Nagle, a small write
+    # (the chunked body's end) waits for the client's delayed ACK, ~40 ms, before a client that
+    # reads the response to its end (the SDK, and our server to keep the connection) sees it.
+    disable_nagle_algorithm = True
     server: _Server
 
     @property
