@@ -104,6 +104,10 @@ def test_notify_struct_sends_the_frame_pygls_would_send() -> None:
     server = create_server()
     protocol = server.protocol
     assert isinstance(protocol, ShiroProtocol)
+    # The pygls state notify_struct reads, as _send_data does.
+    assert protocol._include_headers is False and protocol.writer is None
+    assert isinstance(protocol.CONTENT_TYPE, str) and protocol.CHARSET == "utf-8"
+    assert callable(server._report_server_error)
     ours, theirs = _Capture(), _Capture()
     payloads: list[tuple[str, msgspec.Struct]] = [
         (wire.EVENT, wire.TextDeltaEvent(sessionId="s", turnId="t", text="naïve 猫 \"quoted\"\n\u2028 😺")),
