@@ -1,9 +1,12 @@
 """`shiro sessions` from the terminal with 10,000 stored sessions, end to end (process start to
 exit, the listing printed), as a user types it: the first listing of a home (which builds the
-session index), then repeats, each with its own server (SHIRO_WARM=0) and through the warm server.
+session index), then repeats. `shiro sessions` reads the store in its own process
+(client/local_sessions.py, docs/performance.md): no server is started or attached to.
 
 Sessions are written straight to disk by bench/sessions.py's `create` (one workspace in three
-is this directory). Physical limit in the same run: `python -c pass`.
+is this directory). Physical limits in the same run, alternated with the runs: `python -c pass`,
+and the store alone: a fresh interpreter that imports `state/session_store` and lists the same
+50 rows (what the listing cannot do without).
 
 Run: python bench/terminal_sessions.py [--count 10000] [--runs 5] [--quick]
 Writes bench/results/terminal_sessions.json.
@@ -61,37 +64,30 @@ def main() -> None:
             w.mkdir()
         create(home, count, 4_000, [str(w.resolve()) for w in workspaces])
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
-        env.update(SHIRO_NEKO_HOME=str(home), OPENAI_API_KEY="sk-bench", XDG_RUNTIME_DIR=str(root),
-                   SHIRO_WARM="0", SHIRO_WARM_IDLE="300")
+        env.update(SHIRO_NEKO_HOME=str(home), OPENAI_API_KEY="sk-bench", XDG_RUNTIME_DIR=str(root))
         argv = [*shiro(sys.executable), "sessions", "--limit", "50"]
         first, listing = timed(argv, workspaces[0], env)
         rows = len(listing.splitlines())
-        cold = [timed(argv, workspaces[0], env)[0] for _ in range(runs)]
-        warm_env = {**env, "SHIRO_WARM": "1"}
-        timed(argv, workspaces[0], warm_env)  # starts the warm server
-        deadline = time.monotonic() + 120
-        while not list(root.glob("shiro-neko/warm-*.sock")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        timed(argv, workspaces[0], warm_env)
-        warm = [timed(argv, workspaces[0], warm_env)[0] for _ in range(runs)]
-        python = [timed([sys.executable, "-c", "pass"], root, env)[0] for _ in range(runs)]
+        store_alone = [sys.executable, "-c", "import os; from shiro_neko.state.session_store import SessionStore; "
+                       "SessionStore(os.environ['SHIRO_NEKO_HOME']).list(os.getcwd(), 50)"]
+        ends, store, python = [], [], []
+        for _ in range(runs):
+            ends.append(timed(argv, workspaces[0], env)[0])
+            store.append(timed(store_alone, workspaces[0], env)[0])
+            python.append(timed([sys.executable, "-c", "pass"], root, env)[0])
     finally:
-        for lock in root.glob("shiro-neko/*.lock"):
-            try:
-                os.kill(int(lock.read_text().strip()), 15)
-            except (ValueError, ProcessLookupError):
-                pass
         shutil.rmtree(root, ignore_errors=True)
+    # (summary() gives median_/min_/max_; the ratio is of the medians, measured alternately.)
     result: dict[str, Any] = {
         "sessions": count, "rows_printed": rows, "first_listing_ms": round(first, 1),
-        "own_server_ms": summary(cold, unit=""), "warm_server_ms": summary(warm, unit=""),
+        "end_to_end_ms": summary(ends, unit=""), "store_alone_ms": summary(store, unit=""),
         "python_-c_pass_ms": summary(python, unit=""),
+        "ratio_to_store_alone": round(summary(ends, unit="")["median_"] / summary(store, unit="")["median_"], 2),
         "targets": {"end_to_end_ms": 300},
     }
     write_result(args.out, result)
-    print(f"{count} sessions: first {first:.0f} ms; own server {result['own_server_ms']['median_']} ms; "
-          f"warm server {result['warm_server_ms']['median_']} ms; python -c pass {result['python_-c_pass_ms']['median_']} ms")
-
+    print(f"{count} sessions: first {first:.0f} ms; shiro sessions {result['end_to_end_ms']['median_']} ms; "
+          f"the store alone {result['store_alone_ms']['median_']} ms; python -c pass {result['python_-c_pass_ms']['median_']} ms")
 
 if __name__ == "__main__":
     main()

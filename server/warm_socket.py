@@ -75,14 +75,29 @@ def checked_dir(path: Path, create: bool) -> Path:
 
 
 def code_fingerprint() -> str:
+    """The interpreter and every module's path and mtime. Every `shiro` start computes it before
+    it can attach, so it walks the tree with os.scandir (no Path objects, no glob matching)."""
     digest = hashlib.sha256()
     digest.update(os.path.realpath(sys.executable).encode())
     digest.update(sys.version.encode())
-    for file in sorted(_PACKAGE.rglob("*.py")):
+    files: list[tuple[str, int]] = []
+    folders = [str(_PACKAGE)]
+    while folders:
         try:
-            digest.update(f"{file}:{file.stat().st_mtime_ns}".encode())
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name != "__pycache__":
+                                folders.append(entry.path)
+                        elif entry.name.endswith(".py"):
+                            files.append((entry.path, entry.stat().st_mtime_ns))
+                    except OSError:
+                        pass
         except OSError:
             pass
+    for path, mtime_ns in sorted(files):
+        digest.update(f"{path}:{mtime_ns}".encode())
     return digest.hexdigest()
 
 

@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from .. import __version__
 from .. import protocol as wire
 from ..trace import mark
 from .jsonrpc import METHOD_NOT_FOUND, ConnectionLost, JsonRpc, RpcError
-from .launch import LaunchError, ServerLink, launch
+from .chat_ahead import CHAT_ID
+from .initialize import INITIALIZE_ID, init_options, initialize_params  # noqa: F401 - init_options: re-exported
+from .launch import NOT_TRIED, LaunchError, ServerLink, launch
+from .process import server_env
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +81,16 @@ class Connection:
     _watch_task: asyncio.Task[None] | None = None
     _closed: bool = False
     prompt_coming: bool = False  # a turn will follow: the server imports the SDK while it starts
+    early: Any = NOT_TRIED  # main()'s warm handshake (warm_client.Handshake, or None: no warm server)
+    initialize_sent: bool = False  # main() wrote `initialize` into the warm child's pipe already
+    _chat_ahead: tuple[dict[str, Any], asyncio.Future[Any]] | None = None  # a chat sent by chat_ahead.py
 
     # -- lifecycle ------------------------------------------------------------------------
     def launch(self) -> None:
         """Start reaching the server now (it boots while the caller reads settings); idempotent."""
         if self._launching is None:
-            env = dict(os.environ)
-            if self.prompt_coming:
-                env["SHIRO_PRELOAD_SDK"] = "1"  # read by server/__main__.py
-            self._launching = asyncio.ensure_future(launch(self.cwd, env))
+            env = server_env(self.prompt_coming)
+            self._launching = asyncio.ensure_future(launch(self.cwd, env, self.early))
 
     async def start(self) -> None:
         self.launch()
@@ -99,20 +102,21 @@ class Connection:
         mark("client-spawned")
         if link.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain_stderr(link.stderr))
-        self.rpc = JsonRpc(link.reader, link.writer, self._on_notify, self._on_request)
+        ahead = link.ahead if link.ahead is not None and link.ahead.chat_sent else None
+        first_id = CHAT_ID if ahead is not None else INITIALIZE_ID if self.initialize_sent else 0
+        self.rpc = JsonRpc(link.reader, link.writer, self._on_notify, self._on_request, first_id=first_id)
         self._watch_task = asyncio.create_task(self._watch(link))
-        folder = {"uri": self.cwd.as_uri(), "name": self.cwd.name or str(self.cwd)}
-        params = {
-            "processId": os.getpid(),
-            "clientInfo": {"name": "shiro", "version": __version__},
-            "capabilities": _capabilities(),
-            "rootUri": folder["uri"],
-            "workspaceFolders": [folder],
-            "initializationOptions": self.init_options or None,
-        }
         try:
-            await asyncio.wait_for(self.rpc.request("initialize", params), START_TIMEOUT_S)
-            self.rpc.notify("initialized", {})
+            # The answers to what was sent before the link existed are claimed before any await.
+            answered: Awaitable[Any] = (
+                self.rpc.expect(INITIALIZE_ID) if self.initialize_sent
+                else self.rpc.request("initialize", initialize_params(self.cwd, self.init_options))
+            )
+            if ahead is not None:
+                self._chat_ahead = (ahead.chat_args(), self.rpc.expect(CHAT_ID))
+            await asyncio.wait_for(answered, START_TIMEOUT_S)
+            if ahead is None:
+                self.rpc.notify("initialized", {})
         except (asyncio.TimeoutError, RpcError, ConnectionLost, OSError) as exc:
             await self._kill()
             raise ServerGone(self._why("the language server did not start", exc)) from None
@@ -216,8 +220,11 @@ class Connection:
     async def command(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         if self.rpc is None or self.rpc.lost is not None:
             raise ServerGone(self._why("the language server is not running"))
+        return await self._answer(name, self.rpc.request("workspace/executeCommand", {"command": name, "arguments": [args or {}]}))
+
+    async def _answer(self, name: str, pending: Awaitable[Any]) -> dict[str, Any]:
         try:
-            result = await self.rpc.request("workspace/executeCommand", {"command": name, "arguments": [args or {}]})
+            result = await pending
         except RpcError as exc:
             raise CommandError(name, exc.message, exc.code) from None
         except ConnectionLost as exc:
@@ -229,6 +236,10 @@ class Connection:
         args: dict[str, Any] = {"prompt": prompt}
         if attachments:
             args["attachments"] = attachments
+        if self._chat_ahead is not None and self._chat_ahead[0] == args:
+            pending = self._chat_ahead[1]  # `shiro -p`: sent while the client was still starting
+            self._chat_ahead = None
+            return await self._answer(wire.CHAT, pending)
         return await self.command(wire.CHAT, args)
 
     async def abort(self) -> dict[str, Any]:
@@ -275,38 +286,3 @@ class Connection:
 
     async def history(self) -> list[str]:
         return list((await self.command(wire.HISTORY, {})).get("prompts", []))
-
-
-def _capabilities() -> dict[str, Any]:
-    return {
-        "workspace": {
-            "applyEdit": False,  # the server writes files itself
-            "workspaceFolders": True,
-            "configuration": False,  # settings travel as initializationOptions
-        },
-        "window": {
-            "workDoneProgress": False,
-            "showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}},
-        },
-    }
-
-
-def init_options(
-    *, agent: str | None, model: str | None, no_memory: bool, approvals: str | None,
-    base_url: str | None = None, wire_api: str | None = None,
-) -> dict[str, Any]:
-    """The flags, as the `shiro` settings section (sent over the user settings file's)."""
-    options: dict[str, Any] = {}
-    if base_url:
-        options["baseUrl"] = base_url
-    if wire_api:
-        options["wireApi"] = wire_api
-    if agent:
-        options["agent"] = agent
-    if model:
-        options["model"] = model
-    if no_memory:
-        options["memory"] = {"enabled": False}
-    if approvals:
-        options["approvals"] = approvals
-    return options

@@ -44,10 +44,12 @@ class ConnectionLost(Exception):
 
 class JsonRpc:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | Any,
-                 on_notify: Notify, on_request: Serve) -> None:
+                 on_notify: Notify, on_request: Serve, first_id: int = 0) -> None:
+        """`first_id`: requests up to this id were written to the stream before it was handed
+        over (client/initialize.py); `expect` waits for their answers."""
         self.reader, self.writer = reader, writer
         self.on_notify, self.on_request = on_notify, on_request
-        self._next_id = 0
+        self._next_id = first_id
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.lost: str | None = None  # why the stream ended, once it has
@@ -77,6 +79,16 @@ class JsonRpc:
             return await future
         finally:
             self._pending.pop(msg_id, None)
+
+    def expect(self, msg_id: int) -> asyncio.Future[Any]:
+        """The answer to request `msg_id`, which was sent before this JsonRpc took the stream.
+        Call it before the first await after construction, so no answer is read unclaimed."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        future.add_done_callback(lambda _: self._pending.pop(msg_id, None))
+        if self.lost is not None:
+            future.set_exception(ConnectionLost(self.lost))
+        return future
 
     async def _drain(self) -> None:
         drain = getattr(self.writer, "drain", None)

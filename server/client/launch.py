@@ -12,7 +12,10 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class LaunchError(Exception):
@@ -29,6 +32,7 @@ class ServerLink:
     _kill: Callable[[], None]
     _returncode: Callable[[], int | None]
     warm: bool = False
+    ahead: Any = None  # chat_ahead.ChatAhead: what main() sent and read before this link existed
 
     @property
     def returncode(self) -> int | None:
@@ -70,21 +74,55 @@ async def spawn(cwd: Path, env: dict[str, str]) -> ServerLink:
                       lambda: process.returncode)
 
 
-async def launch(cwd: Path, env: dict[str, str]) -> ServerLink:
+async def link_process(process: "subprocess.Popen[bytes]") -> ServerLink:
+    """A server main() spawned before asyncio was imported (process.spawn_early), as a link."""
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), process.stdout)
+    err = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(err), process.stderr)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    ended: asyncio.Future[int] = loop.create_future()
+
+    def reap() -> None:
+        code = process.poll()
+        if code is not None and not ended.done():
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            ended.set_result(code)
+
+    # A pidfd turns readable when the process ends: its exit is seen without a thread (a waiting
+    # thread would hold up asyncio.run's end, and so `shiro -p`'s exit, until the server ended).
+    pidfd = os.pidfd_open(process.pid)
+    loop.add_reader(pidfd, reap)
+
+    def kill() -> None:
+        if process.poll() is None:
+            try:
+                process.kill()
+            except ProcessLookupError:
+                pass
+
+    return ServerLink(reader, writer, err, process.pid, lambda: asyncio.shield(ended), kill, process.poll)
+
+
+NOT_TRIED = "not tried"
+
+
+async def launch(cwd: Path, env: dict[str, str], early: Any = NOT_TRIED) -> ServerLink:
+    """`early`: what main() started before the client's own imports (a warm server's handshake,
+    warm_client.Handshake, or a spawned process; None: neither worked), else the warm server is
+    tried now. Nothing running yet: spawn a server."""
+    import subprocess
+
     from . import warm_client
 
-    link: Any = await warm_client.attach(cwd, env)
-    if link is not None:
-        return link
+    if early == NOT_TRIED:
+        early = warm_client.handshake(cwd, env)
+    if isinstance(early, warm_client.Handshake):
+        return await warm_client.link(early)
+    if isinstance(early, subprocess.Popen):
+        return await link_process(early)
     return await spawn(cwd, env)
-
-
-def fast_exit(code: int) -> None:
-    """End the client process now: streams flushed, no interpreter teardown (tens of ms of module
-    and thread clean-up that `shiro -p` would otherwise make a script wait for)."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)

@@ -7,26 +7,27 @@
     shiro sessions [--json]     this directory's sessions, newest first
     shiro acp                   the agent over the Agent Client Protocol on stdio (Zed, JetBrains)
 
-The client starts the language server (`python -m shiro_neko`) and speaks LSP to it; the flags
-travel as `initializationOptions`. prompt_toolkit is imported only for the interactive UI, and
-nothing here talks to the network: only the server contacts the model endpoint.
+The client starts the language server (`python -m shiro_neko`) or attaches to a warm one, and
+speaks LSP to it; the flags travel as `initializationOptions`. `shiro sessions` needs no server:
+it reads the session store in this process (client/local_sessions.py). Nothing here talks to the
+network: only the server contacts the model endpoint.
+
+This module is the entry point and stays small (docs/performance.md): it imports argparse and
+nothing heavy, makes the warm server's handshake (stdlib only) before anything else is imported,
+so the forked server gets ready while the client imports the rest, and only then loads what
+the command needs: asyncio and the wire layer for a turn (client/turns.py), prompt_toolkit only
+for the interactive UI, the session store only for `shiro sessions`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
 from ..trace import mark, mark_peak_rss
-from . import render
-from .connection import CommandError, Connection, ServerGone, init_options
 
 EXIT_USAGE = 2
 
@@ -67,83 +68,55 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _err(message: str) -> None:
+def err(message: str) -> None:
+    from . import render
+
     color = sys.stderr.isatty()
     print(render.to_ansi([("red", message)], color), file=sys.stderr, flush=True)
 
 
-async def _connect(args: argparse.Namespace, cwd: Path, prompt_coming: bool = True) -> Connection:
-    from ..user_settings import load_user_settings, merge
+def _quiet_logging() -> None:
+    import logging  # after the warm handshake: it is not the quickest import
 
-    conn = Connection(cwd, prompt_coming=prompt_coming)
-    conn.launch()  # the server starts (or a warm one is reached) while the settings file is read
-    await asyncio.sleep(0)  # let the launch run up to its first wait: the process exists by then
-    loaded = load_user_settings(cwd)
-    for problem in loaded.problems:
-        _err(f"shiro: settings file {problem}")
-    flags = init_options(
-        agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals,
-        base_url=args.base_url, wire_api=args.wire_api,
-    )
-    conn.init_options = merge(loaded.settings, flags)
-    await conn.start()
-    return conn
+    logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # the terminal is the UI's
 
 
-async def _resume(conn: Connection, args: argparse.Namespace) -> dict[str, Any] | None:
-    if not (args.cont or args.resume):
-        return None
-    return await conn.resume(args.resume, fork=args.fork)
+def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
+    if args.command == "sessions":
+        _quiet_logging()
+        from .local_sessions import run_sessions
 
+        return run_sessions(args, cwd)
+    prompt: str | None = None
+    if args.prompt is not None:
+        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        if not prompt.strip():
+            err("shiro: the prompt is empty")
+            return EXIT_USAGE
+    elif not (sys.stdin.isatty() and sys.stdout.isatty()):
+        err('shiro: no terminal here; run one turn with  shiro -p "prompt"')
+        return EXIT_USAGE
+    from .process import server_env, spawn_early
+    from .warm_client import handshake
 
-async def run_sessions(args: argparse.Namespace, cwd: Path) -> int:
-    conn = await _connect(args, cwd, prompt_coming=False)
-    try:
-        rows = await conn.sessions(max(1, args.limit))
-    finally:
-        await conn.close()
-    if args.json:
-        print(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False))
-    else:
-        for line in render.sessions_lines(rows):
-            print(render.to_ansi(line, sys.stdout.isatty()))
-    return 0
+    # The server first (a warm one forks at once; else a cold one starts its imports): it gets
+    # ready while this process imports asyncio and the wire layer (client/turns.py).
+    env = server_env(prompt_coming=True)
+    shake = handshake(cwd, env)
+    early: object = shake if shake is not None else spawn_early(cwd, env)
+    from .initialize import initialize_frame, send_early, settings_with_flags
 
+    options = settings_with_flags(args, cwd, err)
+    # A cold server reads its `initialize` long after asyncio has the pipes: only a warm one's goes now.
+    sent = shake is not None and send_early(shake.stdin_w, initialize_frame(cwd, options))
+    if sent and shake is not None and prompt is not None and not (args.cont or args.resume):
+        from .chat_ahead import ChatAhead
 
-async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
-    from .oneshot import OneShot
+        shake.ahead = ChatAhead(shake.stdout_r, shake.stdin_w, prompt)  # the turn starts now
+    _quiet_logging()
+    from .turns import run
 
-    conn = await _connect(args, cwd)
-    try:
-        oneshot = OneShot(conn)  # listening before a resume: it may re-ask a suspended approval
-        await _resume(conn, args)
-        code = await oneshot.run(prompt)
-    finally:
-        lines = await conn.close()
-    if sys.stderr.isatty():
-        for line in render.shutdown_lines(lines):
-            print(render.to_ansi([("dim", line)], True), file=sys.stderr)
-    return code
-
-
-async def run_interactive(args: argparse.Namespace, cwd: Path) -> int:
-    conn = await _connect(args, cwd)  # the server starts while prompt_toolkit loads
-    from .interactive import Interactive
-
-    try:
-        ui = Interactive(conn, cwd)  # listening before a resume: it may re-ask a suspended approval
-        resumed = await _resume(conn, args)
-        lines = await ui.run(resumed)
-    except BaseException:
-        await conn.close()
-        raise
-    if render.shutdown_lines(lines):
-        print(render.goodbye_text(lines), flush=True)
-        return 0
-    tail = "\n".join(list(conn.stderr_tail)[-5:])
-    why = "The language server stopped before saying whether the session was saved." + (f"\n{tail}" if tail else "")
-    print(render.goodbye_text(lines, why), flush=True)
-    return 1
+    return run(args, cwd, prompt, early, options, sent)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -154,25 +127,9 @@ def main(argv: list[str] | None = None) -> None:
         # client stays free of the server's internals.
         os.execv(sys.executable, [sys.executable, "-m", "shiro_neko.acp", *argv[1:]])
     args = parse_args(argv)
-    logging.basicConfig(level=logging.CRITICAL + 1, handlers=[logging.NullHandler()])  # the terminal is the UI's
     cwd = Path.cwd().resolve()
     try:
-        if args.command == "sessions":
-            code = asyncio.run(run_sessions(args, cwd))
-        elif args.prompt is not None:
-            prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
-            if not prompt.strip():
-                _err("shiro: the prompt is empty")
-                sys.exit(EXIT_USAGE)
-            code = asyncio.run(run_oneshot(args, cwd, prompt))
-        else:
-            if not (sys.stdin.isatty() and sys.stdout.isatty()):
-                _err('shiro: no terminal here; run one turn with  shiro -p "prompt"')
-                sys.exit(EXIT_USAGE)
-            code = asyncio.run(run_interactive(args, cwd))
-    except (CommandError, ServerGone) as exc:
-        _err(f"shiro: {exc}")
-        code = 1
+        code = _dispatch(args, cwd)
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
@@ -181,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
         code = 141
     mark_peak_rss("client")
     mark("client-exit")
-    from .launch import fast_exit
+    from .process import fast_exit
 
     fast_exit(code)
 

@@ -1,7 +1,10 @@
 """The client's half of the warm server (server/warm.py): attach when one is up, start one for
 next time when none was.
 
-Attaching: connect to the socket in the user's private runtime directory (refused unless that
+Attaching is two halves. `handshake` is synchronous and stdlib only, so `shiro` runs it first
+thing, before importing asyncio and the rest of the client: the warm server forks and the
+child gets ready while the client is still importing. `link` then wraps the pipes in asyncio
+streams. The handshake: connect to the socket in the user's private runtime directory (refused unless that
 directory is this user's alone), check that the peer runs as this user (SO_PEERCRED), hand over
 the server ends of three fresh pipes with our directory, environment and umask, and read back
 the pid of the forked server. Any failure on the way means "no warm server": the caller spawns
@@ -10,22 +13,34 @@ one as before, so the warm server can only make a start faster, never break it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
 from .. import warm_socket
-from .launch import ServerLink
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the early path milliseconds (mypy knows the name)
+if TYPE_CHECKING:
+    from .chat_ahead import ChatAhead
+    from .launch import ServerLink
 
 HANDSHAKE_TIMEOUT_S = 5.0
 
 
-async def attach(cwd: Path, env: dict[str, str]) -> ServerLink | None:
+class Handshake:
+    """A forked warm child: its pid, the connection it reports its exit on, our pipe ends. (A
+    plain class: dataclasses would import inspect, which this early path avoids.)"""
+
+    def __init__(self, sock: socket.socket, pid: int, stdin_w: int, stdout_r: int, stderr_r: int) -> None:
+        self.sock, self.pid = sock, pid
+        self.stdin_w, self.stdout_r, self.stderr_r = stdin_w, stdout_r, stderr_r
+        self.ahead: ChatAhead | None = None  # `shiro -p`: the thread that sends the chat early
+
+
+def handshake(cwd: Path, env: dict[str, str]) -> Handshake | None:
     if not warm_socket.enabled(env):
         return None
     try:
@@ -67,12 +82,26 @@ async def attach(cwd: Path, env: dict[str, str]) -> ServerLink | None:
                 pass
         sock.close()
         return None
-    return await _link(sock, pid, ours[0], ours[1], ours[2])
+    return Handshake(sock, pid, ours[0], ours[1], ours[2])
 
 
-async def _link(sock: socket.socket, pid: int, stdin_w: int, stdout_r: int, stderr_r: int) -> ServerLink:
+async def link(shake: Handshake) -> ServerLink:
+    import asyncio
+
+    from .launch import LaunchError, ServerLink
+
+    sock, pid, stdin_w, stdout_r, stderr_r = shake.sock, shake.pid, shake.stdin_w, shake.stdout_r, shake.stderr_r
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**24)
+    if shake.ahead is not None:
+        # Its bytes come first, and the pipe is the reader's alone from here on.
+        if not shake.ahead.join(HANDSHAKE_TIMEOUT_S * 6):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            raise LaunchError("the warm server did not answer initialize")
+        reader.feed_data(shake.ahead.read)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(stdout_r, "rb", 0))
     err = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(err), os.fdopen(stderr_r, "rb", 0))
@@ -112,13 +141,15 @@ async def _link(sock: socket.socket, pid: int, stdin_w: int, stdout_r: int, stde
                 pass
 
     return ServerLink(reader, writer, err, pid, lambda: asyncio.shield(watcher), kill,
-                      lambda: status[0] if status else None, warm=True)
+                      lambda: status[0] if status else None, warm=True, ahead=shake.ahead)
 
 
 def start_warm_later(env: dict[str, str]) -> None:
     """Start a warm server for the next run, detached (it lives on its own after we exit)."""
     if not warm_socket.enabled(env):
         return
+    import subprocess
+
     try:
         subprocess.Popen(
             [sys.executable, "-m", "shiro_neko.warm"], cwd="/", env=env, start_new_session=True,

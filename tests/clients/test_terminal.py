@@ -151,6 +151,32 @@ def test_print_denies_approvals_without_a_terminal_unless_told(workspace, env, f
     assert "→ write_file new.txt" in done.stderr
 
 
+def test_sessions_lists_without_a_server_and_names_a_corrupt_file(tmp_path, workspace, env, fake):
+    """`shiro sessions` reads the store in its own process (docs/performance.md): no language
+    server starts, the rows are what the server lists, and a damaged file is named on stderr,
+    copied aside and left out, as a server's listing does."""
+    fake.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    for prompt in ("first", "second", "third"):
+        assert run(["-p", prompt], workspace, env).returncode == 0
+    ids = session_ids(tmp_path)
+    trace = tmp_path / "trace"
+    listed = run(["sessions", "--json"], workspace, {**env, "SHIRO_TRACE": str(trace)})
+    assert listed.returncode == 0 and listed.stderr == "", listed.stderr
+    rows = json.loads(listed.stdout)["sessions"]
+    assert [r["title"] for r in rows] == ["third", "second", "first"] and sorted(r["id"] for r in rows) == ids
+    assert set(rows[0]) == {"id", "title", "createdAt", "updatedAt", "messageCount", "cwd"}
+    marks = trace.read_text().split("\n")
+    assert any(m.endswith(" client-main") for m in marks) and not any(m.endswith(" server-main") for m in marks)
+
+    damaged = tmp_path / "home" / "sessions" / f"{rows[0]['id']}.json"
+    damaged.write_bytes(damaged.read_bytes()[:40])  # truncated in place
+    listed = run(["sessions"], workspace, env)
+    assert listed.returncode == 0, listed.stderr
+    assert "corrupt state file" in listed.stderr and str(damaged) in listed.stderr and "Traceback" not in listed.stderr
+    assert rows[0]["id"] not in listed.stdout and rows[1]["id"] in listed.stdout and rows[2]["id"] in listed.stdout
+    assert list(damaged.parent.glob(f"{damaged.name}.corrupt-*")), "the damaged file was not copied aside"
+
+
 def test_sessions_continue_and_resume_by_prefix(tmp_path, workspace, env, fake):
     fake.script(Reply(text="first answer"), Reply(text="second answer"))
     assert run(["-p", "first question"], workspace, env).returncode == 0

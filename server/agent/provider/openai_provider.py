@@ -14,7 +14,7 @@ import os
 import random
 import threading
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Literal
+from typing import Any, AsyncIterator, Callable, Literal
 
 import msgspec
 
@@ -26,12 +26,17 @@ from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent
 log = logging.getLogger(__name__)
 
 
-def preload_sdk() -> None:
+def preload_sdk(then: Callable[[], None] | None = None) -> None:
     """Import the SDK in a background thread, for a front end that knows a prompt is coming
-    (an ACP editor opens a session before the user types): the first request then skips ~1 s."""
+    (an ACP editor opens a session before the user types): the first request then skips ~1 s.
+    `then` runs in that thread once the import is over, whether it worked or not."""
 
     def load() -> None:
-        import openai  # noqa: F401
+        try:
+            import openai  # noqa: F401
+        finally:
+            if then is not None:
+                then()
 
     threading.Thread(target=load, name="shiro-preload-openai", daemon=True).start()
 

@@ -61,7 +61,15 @@ async function openPanel() {
     const bar = document.querySelector('.part.sidebar');
     return !!bar && bar.offsetWidth > 0 && /shiro neko/i.test(bar.querySelector('.title-label')?.textContent ?? '');
   });
-  if (!(await shown())) await icon.click();
+  // A reload restores the sidebar a moment after the workbench appears: clicking the icon before
+  // that toggles the restored container closed again (seen in CI). Let the layout settle first,
+  // click only if it is still not shown, and check the click did show it.
+  for (let i = 0; i < 15 && !(await shown()); i++) await page.waitForTimeout(200);
+  if (!(await shown())) {
+    await icon.click();
+    for (let i = 0; i < 10 && !(await shown()); i++) await page.waitForTimeout(200);
+    if (!(await shown())) await palette('Shiro Neko: Focus Chat');
+  }
   let frame;
   try {
     frame = await panelFrame(15000);

@@ -1,0 +1,89 @@
+"""`shiro -p` on a warm server: the turn starts while the client is still importing.
+
+The client writes `initialize` into the warm child's pipe first thing (client/initialize.py).
+This thread then waits for its answer and, the moment it is there, sends `initialized` and the
+`shiro.chat` of the prompt, so the server builds and sends the first provider request while the
+main thread imports asyncio, msgspec and the wire layer. LSP's order holds: nothing follows
+`initialize` before its answer. Whatever the thread read (that answer, and anything the server
+sent before it) is handed to the asyncio reader afterwards, so the connection sees every byte in
+order; `Connection.chat` then waits for the answer to the request already sent.
+
+Only for a plain `shiro -p` (no -c/-r, whose resume must come before the prompt).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+from .initialize import INITIALIZE_ID, frame
+
+CHAT_ID = INITIALIZE_ID + 1
+
+
+def _initialize_answer(data: bytes) -> dict[str, object] | None:
+    """The answer to `initialize` among the whole frames at the start of `data`, if there yet."""
+    at = 0
+    while True:
+        end = data.find(b"\r\n\r\n", at)
+        if end < 0:
+            return None
+        length = None
+        for line in data[at:end].split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        if length is None:
+            raise ValueError("a frame without Content-Length")
+        body = data[end + 4:end + 4 + length]
+        if len(body) < length:
+            return None
+        message = json.loads(body)
+        if isinstance(message, dict) and message.get("id") == INITIALIZE_ID and "method" not in message:
+            return message
+        at = end + 4 + length
+
+
+class ChatAhead:
+    def __init__(self, stdout_r: int, stdin_w: int, prompt: str) -> None:
+        self._stdout_r, self._stdin_w, self._prompt = stdout_r, stdin_w, prompt
+        self.read = b""  # every byte taken from the server's stdout, for the asyncio reader
+        self.chat_sent = False  # `initialized` and the chat went (else the connection sends them)
+        self._thread = threading.Thread(target=self._run, name="shiro-chat-ahead", daemon=True)
+        self._thread.start()
+
+    def chat_args(self) -> dict[str, object]:
+        return {"prompt": self._prompt}
+
+    def _run(self) -> None:
+        data = b""
+        try:
+            while True:
+                answer = _initialize_answer(data)
+                if answer is not None:
+                    break
+                more = os.read(self._stdout_r, 65536)
+                if not more:
+                    return  # the server ended: the connection reports it
+                data += more
+            if "error" in answer:
+                return  # the connection reports the refusal; nothing else may follow
+            from .. import protocol as wire
+
+            chat = {"command": wire.CHAT, "arguments": [self.chat_args()]}
+            frames = frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}) + frame(
+                {"jsonrpc": "2.0", "id": CHAT_ID, "method": "workspace/executeCommand", "params": chat})
+            view = memoryview(frames)
+            while view:
+                view = view[os.write(self._stdin_w, view):]
+            self.chat_sent = True
+        except (OSError, ValueError):
+            pass  # a broken pipe or frame: the connection finds the same and reports it
+        finally:
+            self.read = data
+
+    def join(self, timeout: float) -> bool:
+        """Wait for the thread; False if it is still waiting for the server after `timeout`."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()

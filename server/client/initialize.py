@@ -1,0 +1,104 @@
+"""The `initialize` request the client opens with, built and (on a warm server) sent before
+asyncio and the wire layer are imported: stdlib only (client/main.py, docs/performance.md).
+
+Only `initialize` goes early: LSP lets nothing else be sent before its answer, so `initialized`
+and the first command still wait for it (client/connection.py). What it saves is the time the
+server takes to answer, which now overlaps the client's own imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+
+INITIALIZE_ID = 1  # the first request of the connection (JsonRpc numbers the rest after it)
+
+
+def init_options(
+    *, agent: str | None, model: str | None, no_memory: bool, approvals: str | None,
+    base_url: str | None = None, wire_api: str | None = None,
+) -> dict[str, Any]:
+    """The flags, as the `shiro` settings section (sent over the user settings file's)."""
+    options: dict[str, Any] = {}
+    if base_url:
+        options["baseUrl"] = base_url
+    if wire_api:
+        options["wireApi"] = wire_api
+    if agent:
+        options["agent"] = agent
+    if model:
+        options["model"] = model
+    if no_memory:
+        options["memory"] = {"enabled": False}
+    if approvals:
+        options["approvals"] = approvals
+    return options
+
+
+def settings_with_flags(args: argparse.Namespace, cwd: Path, report: Any) -> dict[str, Any]:
+    """The user settings file merged under the flags; `report(text)` names each problem of the file."""
+    from ..user_settings import load_user_settings, merge
+
+    loaded = load_user_settings(cwd)
+    for problem in loaded.problems:
+        report(f"shiro: settings file {problem}")
+    flags = init_options(
+        agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals,
+        base_url=args.base_url, wire_api=args.wire_api,
+    )
+    return merge(loaded.settings, flags)
+
+
+def capabilities() -> dict[str, Any]:
+    return {
+        "workspace": {
+            "applyEdit": False,  # the server writes files itself
+            "workspaceFolders": True,
+            "configuration": False,  # settings travel as initializationOptions
+        },
+        "window": {
+            "workDoneProgress": False,
+            "showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}},
+        },
+    }
+
+
+def initialize_params(cwd: Path, options: dict[str, Any]) -> dict[str, Any]:
+    folder = {"uri": cwd.as_uri(), "name": cwd.name or str(cwd)}
+    return {
+        "processId": os.getpid(),
+        "clientInfo": {"name": "shiro", "version": __version__},
+        "capabilities": capabilities(),
+        "rootUri": folder["uri"],
+        "workspaceFolders": [folder],
+        "initializationOptions": options or None,
+    }
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    """One message framed as client/jsonrpc.py frames it (stdlib json: msgspec is not loaded yet)."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def initialize_frame(cwd: Path, options: dict[str, Any]) -> bytes:
+    """The whole `initialize` message."""
+    return frame({"jsonrpc": "2.0", "id": INITIALIZE_ID, "method": "initialize", "params": initialize_params(cwd, options)})
+
+
+def send_early(fd: int, frame: bytes) -> bool:
+    """Write the frame to the server's stdin pipe now (a blocking pipe, and the frame is far
+    smaller than its buffer: this does not wait on the server). False when the pipe is broken:
+    the server is gone, which the connection then reports."""
+    view = memoryview(frame)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        return False
+    return True
