@@ -48,11 +48,14 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
     # pygls prints whole messages (InitializeParams at INFO, every message at DEBUG), and settings
     # carry secrets (MCP `env` and `headers`): its own lines stay at WARNING and above.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().getEffectiveLevel()))
-    from .lsp import create_server  # after argument parsing: --help and --version stay instant
+    from .import_gc import paused
     from .trace import mark, mark_peak_rss
 
-    mark("server-imported")
-    server = prebuilt if prebuilt is not None else create_server()
+    with paused():  # no full GC passes over the import-time objects (import_gc.py)
+        from .lsp import create_server  # after argument parsing: --help and --version stay instant
+
+        mark("server-imported")
+        server = prebuilt if prebuilt is not None else create_server()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

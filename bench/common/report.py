@@ -24,7 +24,7 @@ def _get(data: Any, path: str) -> Any:
 # in the same run (path in the same topic's result, or None), what that limit is)
 TARGETS = [
     ("oneshot", "cold_oneshot.wall_ms.median_", 1000, "ms", "<=",
-     "floors.import_server_and_openai_ms.median_", "import shiro_neko.lsp, openai"),
+     "floors.import_libraries_ms.median_", "import pygls.server, lsprotocol.types, openai"),
     ("oneshot", "cold_oneshot.last_response_to_exit_ms.median_", 60, "ms", "<=",
      "floors.python_-c_pass_ms.median_", "python -c pass"),
     ("oneshot", "cold_oneshot.peak_rss_mb.median_", 120, "MB", "<", None, ""),
