@@ -86,7 +86,11 @@ class SessionsFeature:
             if state.first_change is None:
                 state.first_change = now
             delay = min(DEBOUNCE_S, max(0.0, state.first_change + MAX_GAP_S - now))
-        state.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self._autosave(session)))
+        state.timer = loop.call_later(delay, self._fire, session, state)
+
+    def _fire(self, session: AgentSession, state: _SaveState) -> None:
+        state.timer = None  # fired: `dirty` keeps it from release until a save takes its snapshot
+        asyncio.ensure_future(self._autosave(session))
 
     async def _autosave(self, session: AgentSession) -> None:
         state = self._state(session)

@@ -117,3 +117,10 @@ async def test_turns_faster_than_the_disk_queue_one_save_per_session_and_lose_no
         (session,) = service.sessions.values()
         record = service.persistence.store.load(session.id)
         assert [type(m).__name__ for m in record.messages] == ["UserMessage", "AssistantMessage"] * 12  # the last change is on disk
+        # Saved, it is released once another session is current (a skipped autosave left its
+        # fired timer behind, which kept it, and its lease, for ever).
+        service.new_session_command(None, private=False)
+        fake.script(Reply(text="in the next one"))
+        await chat(service, "next session")
+        await _saves_landed(service)
+        assert session.id not in service.sessions and len(service.persistence.store._leases) == 1
