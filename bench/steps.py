@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -57,6 +58,12 @@ async def direct(base_url: str, bodies: list[str]) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
+def cpu_ms(pid: int) -> float:
+    """The CPU time (user + system) a process has used so far: steadier than wall time under load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
+
+
 def one(fake: FakeChild, tokens: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiro-bench-steps-") as tmp:
         ws = Path(tmp, "ws")
@@ -72,9 +79,11 @@ def one(fake: FakeChild, tokens: int) -> dict[str, Any]:
             fake.ask(bodies=True)
             fake.requests()
             fake.ask(loop={"steps": STEPS, "call": ["read_file", {"path": "a.txt"}]})
+            cpu0 = cpu_ms(server.proc.pid)
             t0 = time.perf_counter()
             result = server.command("shiro.chat", {"prompt": "read a.txt twenty times"})
             turn_ms = (time.perf_counter() - t0) * 1e3
+            turn_cpu_ms = cpu_ms(server.proc.pid) - cpu0
             assert result["status"] == "completed", result
             reqs = fake.requests()
             bodies = [b for b in fake.ask(bodies=True)["bodies"] if '"tools"' in b]
@@ -89,6 +98,7 @@ def one(fake: FakeChild, tokens: int) -> dict[str, Any]:
     fake.ask(clear=True)
     return {"turn_ms": turn_ms, "direct_ms": direct_ms, "step_own_ms": statistics.median(own),
             "direct_step_ms": statistics.median(direct_own),
+            "server_cpu_per_step_ms": turn_cpu_ms / len(reqs), "connections": len({r["port"] for r in reqs}),
             "request_kb": statistics.median(r["bytes"] for r in reqs) / 1024, "requests": len(reqs)}
 
 
@@ -111,6 +121,8 @@ def main() -> None:
                 "turn_ms": summary([s["turn_ms"] for s in samples], unit=""),
                 "direct_sdk_ms": summary([s["direct_ms"] for s in samples], unit=""),
                 "direct_sdk_step_gap_ms": summary([s["direct_step_ms"] for s in samples], unit=""),
+                "server_cpu_per_step_ms": summary([s["server_cpu_per_step_ms"] for s in samples], unit=""),
+                "connections_per_turn": max(s["connections"] for s in samples),
                 "turn_to_direct_ratio": summary(ratio, unit="", digits=3),
                 "request_kb": round(statistics.median(s["request_kb"] for s in samples), 1),
             }

@@ -33,6 +33,8 @@ State and knobs on a FakeProvider (thread-safe enough for tests):
   code ``unsupported_parameter``).
 * ``strict_reasoning_followup = True``: enables check 5 below.
 * ``disconnected_early``: streams the client closed before the final event was written.
+* ``connections``: TCP connections accepted (a client that keeps its connection alive makes
+  one for many requests).
 * ``pending``: scripted steps not consumed yet. ``wait_for_requests(n, timeout)`` blocks
   until ``n`` requests arrived (TimeoutError otherwise) and returns a copy of them.
 * ``GET /v1/models`` lists ``models`` (default ``["fake-model"]``).
@@ -285,6 +287,7 @@ class FakeProvider:
         self.strict_reasoning_followup: bool = False
         self.models: list[str] = ["fake-model"]
         self.disconnected_early: int = 0
+        self.connections: int = 0
         self.side_reply: Callable[[RecordedRequest], Reply | HttpError | None] | None = None
         self._steps: deque[Step] = deque()
         self._reasoning_of_response: dict[str, str] = {}
@@ -549,6 +552,10 @@ class FakeProvider:
 # ======================================================================= HTTP
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as a real provider's server sends each event at once: with Nagle, a small write
+    # (the chunked body's end) waits for the client's delayed ACK, ~40 ms, before a client that
+    # reads the response to its end (the SDK, and our server to keep the connection) sees it.
+    disable_nagle_algorithm = True
     server: _Server
 
     @property
@@ -558,10 +565,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
 
-    def setup(self) -> None:
+    def setup(self) -> None:  # one handler per accepted connection
         super().setup()
         with self.fake._lock:
             self.fake._conns.add(self.connection)
+            self.fake.connections += 1
 
     def finish(self) -> None:
         with self.fake._lock:

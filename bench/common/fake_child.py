@@ -3,7 +3,7 @@ with the measured process for a GIL. The parent scripts it over stdin, one JSON 
 
     {"script": [{"text": "done"}, {"calls": [["run_command", {"command": "true"}]]}]}
     {"chunk_times": true}     -> {"chunk_times_ns": [...]}  (CLOCK_MONOTONIC per SSE chunk written)
-    {"requests": true}        -> {"requests": [{"first_byte_ns", "end_ns", "bytes"}...]}
+    {"requests": true}        -> {"requests": [{"first_byte_ns", "end_ns", "bytes", "port"}...]}
 
 and reads one JSON line back per command. Request arrival and response end are also written as
 `fake-request` / `fake-response-end` marks when SHIRO_TRACE is set (see shiro_neko.trace).
@@ -47,7 +47,8 @@ def serve() -> None:
         end = time.monotonic_ns()
         mark("fake-response-end")
         requests.append({"first_byte_ns": getattr(self, "_bench_first", end), "end_ns": end,
-                         "bytes": int(self.headers.get("Content-Length") or 0)})
+                         "bytes": int(self.headers.get("Content-Length") or 0),
+                         "port": self.client_address[1]})  # the client's port: one per connection
 
     def _chunk(self: Any, data: bytes) -> None:
         chunk(self, data)

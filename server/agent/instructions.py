@@ -38,7 +38,10 @@ def _chain(root: Path, target: Path) -> list[Path]:
 
 def instruction_dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
     """Root first, then each touched file's chain in order, each directory once."""
-    root = root.resolve()
+    return _dirs(root.resolve(), touched)
+
+
+def _dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
     ordered: list[Path] = [root]
     for path in touched:
         target = (root / path).resolve()  # `root / absolute` is the absolute path
@@ -58,9 +61,9 @@ def _instruction_file(directory: Path) -> Path | None:
 
 def collect_instructions(root: Path, touched: Iterable[Path] = ()) -> str:
     """The instruction block for the system prompt, or "" when no directory has a file."""
-    root = root.resolve()
+    root = root.resolve()  # once: it is resent every step, and each resolve is a walk of lstat calls
     sections: list[tuple[str, str]] = []
-    for directory in instruction_dirs(root, touched):
+    for directory in _dirs(root, touched):
         found = _instruction_file(directory)
         if found is None:
             continue

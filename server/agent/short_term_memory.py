@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
+from ..model.one_line import one_line_head
 from ..model.transcript import AssistantMessage, Message, TextPart, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def render_own(record: "StmRecord", now: float) -> str:
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
+    text = one_line_head(text, RECENT_CHARS)
     return text if len(text) <= RECENT_CHARS else text[: RECENT_CHARS - 1] + "…"
 
 

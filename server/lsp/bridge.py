@@ -43,7 +43,7 @@ class LspSink:
 
     def _notify(self, method: str, payload: msgspec.Struct) -> None:
         try:
-            self.server.protocol.notify(method, msgspec.to_builtins(payload))
+            self.server.protocol.notify_struct(method, payload)  # type: ignore[attr-defined]
         except Exception:  # a closed pipe must not break the turn; state is still saved
             log.debug("could not send %s", method, exc_info=True)
 

@@ -98,7 +98,31 @@ def pending_calls(messages: list[Message]) -> list[ToolCallPart]:
 
 def estimate_tokens(messages: list[Message]) -> int:
     """The seed's estimate: compact JSON length / 4. For deciding, never for billing."""
-    return len(encode_messages(messages)) // 4
+    return _json_size(messages) // 4
+
+
+# The sizes of the last few lists measured, per message: each step measures the whole history
+# twice (the wire view's fit, the status), and at 120k tokens one encode is ~0.5 ms. A list whose
+# first messages are the very objects measured before (appended to since) only encodes the new
+# ones. Messages are never changed in place (a rewrite, such as `strip_item_ids`, makes new ones),
+# so an object measured once keeps its size. Bounded: the lists of a few sessions.
+_SIZE_MEMO: dict[int, tuple[list[Message], list[int]]] = {}
+_SIZE_MEMO_LISTS = 8
+
+
+def _json_size(messages: list[Message]) -> int:
+    """len(encode_messages(messages)), from per-message sizes: `[` + items joined by `,` + `]`."""
+    known = _SIZE_MEMO.pop(id(messages), None)
+    if known is not None and len(known[0]) <= len(messages) and all(a is b for a, b in zip(known[0], messages)):
+        measured, sizes = known
+        fresh = messages[len(measured):]
+        measured, sizes = measured + fresh, sizes + [len(_encoder.encode(m)) for m in fresh]
+    else:
+        measured, sizes = list(messages), [len(_encoder.encode(m)) for m in messages]
+    _SIZE_MEMO[id(messages)] = (measured, sizes)  # most recent last
+    while len(_SIZE_MEMO) > _SIZE_MEMO_LISTS:
+        del _SIZE_MEMO[next(iter(_SIZE_MEMO))]
+    return 2 + sum(sizes) + max(len(sizes) - 1, 0)
 
 
 def inline_parts(parts: Sequence[AssistantPart]) -> AssistantMessage:

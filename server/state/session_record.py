@@ -7,7 +7,6 @@ cannot mean anything without (`id`, `createdAt`, `updatedAt`, `cwd`) are require
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import uuid_utils
 
 from ..model.session_state import Notebook as Notebook, SessionState
 from ..model.todo import Todo as Todo  # the record's vocabulary, importable from here as before
+from ..model.one_line import one_line_head
 from ..model.transcript import Message, TextPart, UserMessage
 
 #: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
@@ -85,15 +85,12 @@ def new_record(cwd: str | Path, provider: str, model: str) -> SessionRecord:
     )
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def make_title(prompt: str, limit: int = TITLE_MAX) -> str:
     """The prompt on one line, cut to `limit` characters with an ellipsis when longer.
 
     The cut prefers a word boundary in the last quarter so a title does not end mid-word.
     """
-    text = _SPACE.sub(" ", prompt).strip()
+    text = one_line_head(prompt, limit)
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]

@@ -19,6 +19,18 @@ async def test_commands_are_advertised(harness):
         assert name in commands
 
 
+async def test_the_steps_of_a_turn_share_one_provider_connection(harness):
+    """A completed response is read to its end, so the next step reuses the connection (no new
+    TCP, or TLS, handshake per step)."""
+    harness.fake.script(*[Reply(calls=[Call("read_file", {"path": "hello.py"}, f"call_{i}")]) for i in range(3)],
+                        Reply(text="read it three times"))
+    before = harness.fake.connections
+    result = await harness.chat("read hello.py three times")
+    assert result["status"] == "completed" and result["text"] == "read it three times"
+    assert len(harness.fake.main_requests) >= 4
+    assert harness.fake.connections - before <= 1
+
+
 async def test_tool_call_then_answer(harness):
     harness.fake.script(
         Reply(reasoning="look at the file", encrypted="enc-1", calls=[Call("read_file", {"path": "hello.py"}, "call_r1")]),

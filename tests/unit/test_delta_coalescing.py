@@ -115,3 +115,76 @@ async def test_the_writer_blocks_past_its_limit_instead_of_growing() -> None:
     os.close(read_fd)
     assert bytes(got) == b"z" * total
     assert peak <= 256 * 1024 + 4096
+
+
+class _Run:
+    """A stand-in for the event loop: a clock, and the callbacks due when the loop next turns."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.due: list[object] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def on_next_turn(self, callback: object) -> bool:
+        self.due.append(callback)
+        return True
+
+    def turn(self) -> None:
+        due, self.due = self.due, []
+        for callback in due:
+            callback()  # type: ignore[operator]
+
+
+def test_a_few_deltas_in_one_read_still_go_one_by_one_however_slow() -> None:
+    sent: list[Event] = []
+    run = _Run()
+    sink = DeltaCoalescer(sent.append, clock=run.clock, on_next_turn=run.on_next_turn)
+    for piece in ("Hello ", "there, ", "friend"):
+        run.now += 0.5  # even a slow (loaded) server joins nothing for a handful of deltas
+        sink.event(delta(piece))
+    run.turn()
+    assert texts(sent) == [("TextDeltaEvent", "Hello "), ("TextDeltaEvent", "there, "), ("TextDeltaEvent", "friend")]
+
+
+def test_a_server_behind_joins_the_backlog_and_sends_it_when_the_run_ends() -> None:
+    from shiro_neko.delta_coalescing import BEHIND_AFTER, BEHIND_S
+
+    sent: list[Event] = []
+    run = _Run()
+    sink = DeltaCoalescer(sent.append, clock=run.clock, on_next_turn=run.on_next_turn)
+    pieces = [f"{i} " for i in range(200)]
+    for piece in pieces:  # one network read's worth, parsed in one run of the loop
+        run.now += BEHIND_S / 20
+        sink.event(delta(piece))
+    sent_during_run = len(sent)
+    run.turn()  # the run ends: what is held goes
+    assert "".join(e.text for e in sent) == "".join(pieces)  # type: ignore[attr-defined]
+    assert BEHIND_AFTER < sent_during_run < len(sent) < len(pieces)
+    assert all(e == delta(p) for e, p in zip(sent[:BEHIND_AFTER], pieces))  # the first ones at once
+    # Held text never waited more than BEHIND_S for the next notification within the run.
+    assert len(sent) >= len(pieces) / 20
+    # The next run starts afresh: its first deltas go one by one again.
+    sink.event(delta("next"))
+    assert sent[-1] == delta("next")
+
+
+def test_server_behind_text_waits_for_a_pending_write_to_drain() -> None:
+    from shiro_neko.delta_coalescing import BEHIND_AFTER
+
+    sent: list[Event] = []
+    run = _Run()
+    busy = [False]
+    sink = DeltaCoalescer(sent.append, busy=lambda: busy[0], clock=run.clock, on_next_turn=run.on_next_turn)
+    for i in range(BEHIND_AFTER):
+        sink.event(delta(f"{i},"))
+    busy[0] = True  # the client stopped reading
+    run.now += 1.0
+    sink.event(delta("x"))
+    sink.event(delta("y"))
+    run.turn()
+    assert len(sent) == BEHIND_AFTER  # held: the output is still busy
+    busy[0] = False
+    sink.drained()
+    assert sent[-1] == delta("xy")

@@ -77,3 +77,68 @@ def test_the_io_loop_pieces_serve_io_reuses_are_there() -> None:
     assert _params(io_.StdinAsyncReader) == ["stdin", "executor"]
     assert _params(JsonRPCProtocol._send_data) == ["self", "data"]
     assert _params(JsonRPCProtocol.set_writer)[:2] == ["self", "writer"]
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.frames.append(data)
+
+
+def _split(frame: bytes) -> tuple[dict[str, str], bytes]:
+    head, _, body = frame.partition(b"\r\n\r\n")
+    headers = dict(line.decode("ascii").split(": ", 1) for line in head.split(b"\r\n"))
+    return headers, body
+
+
+def test_notify_struct_sends_the_frame_pygls_would_send() -> None:
+    """Override 6: msgspec's frame carries the same JSON value and headers as pygls's own `notify`."""
+    import json
+
+    import msgspec
+
+    from shiro_neko import protocol as wire
+
+    server = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, ShiroProtocol)
+    # The pygls state notify_struct reads, as _send_data does.
+    assert protocol._include_headers is False and protocol.writer is None
+    assert isinstance(protocol.CONTENT_TYPE, str) and protocol.CHARSET == "utf-8"
+    assert callable(server._report_server_error)
+    ours, theirs = _Capture(), _Capture()
+    payloads: list[tuple[str, msgspec.Struct]] = [
+        (wire.EVENT, wire.TextDeltaEvent(sessionId="s", turnId="t", text="naïve 猫 \"quoted\"\n\u2028 😺")),
+        (wire.EVENT, wire.ToolCallEvent(sessionId="s", turnId="t", toolCallId="c", toolName="read_file",
+                                        input={"path": "a.txt", "n": [1, 2.5, None, True]})),
+        (wire.EVENT, wire.TurnEndEvent(sessionId="s", turnId="t", status="completed", text="done")),
+    ]
+    for method, payload in payloads:
+        protocol.set_writer(ours)
+        protocol.notify_struct(method, payload)
+        protocol.set_writer(theirs)
+        protocol.notify(method, msgspec.to_builtins(payload))
+    assert len(ours.frames) == len(theirs.frames) == len(payloads)
+    for mine, upstream in zip(ours.frames, theirs.frames):
+        my_headers, my_body = _split(mine)
+        their_headers, their_body = _split(upstream)
+        assert my_headers.keys() == their_headers.keys()
+        assert my_headers["Content-Type"] == their_headers["Content-Type"]
+        assert int(my_headers["Content-Length"]) == len(my_body)  # bytes, as the LSP base protocol counts
+        assert json.loads(my_body) == json.loads(their_body)
+        assert list(json.loads(my_body)) == list(json.loads(their_body))  # same keys, same order
+
+
+def test_notify_struct_sends_held_text_first() -> None:
+    server = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, ShiroProtocol)
+    sent: list[str] = []
+    protocol.set_writer(_Capture())
+    protocol.before_send = lambda: sent.append("held text")
+    from shiro_neko import protocol as wire
+
+    protocol.notify_struct(wire.EVENT, wire.NoticeEvent(sessionId="s", turnId="t", message="m"))
+    assert sent == ["held text"]

@@ -21,7 +21,7 @@ import msgspec
 from . import wire_chat, wire_responses
 from ...config import WireApi
 from ...trace import mark
-from .base import Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
+from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +163,21 @@ def _http_client() -> Any:
     return DefaultAsyncHttpx2Client(verify=context)
 
 
+# How long a completed response may take to end its body. The SDK gives its own drain after
+# `[DONE]` the same bound: past it the connection is closed instead of kept for the next request.
+DRAIN_TIMEOUT_S = 0.1
+
+
+async def _drain(stream: Any) -> None:
+    """Read a completed response to its end, which returns its connection to the pool (HTTP/1.1)."""
+    try:
+        async with asyncio.timeout(DRAIN_TIMEOUT_S):
+            async for _ in stream:  # nothing should follow the final event; anything that does is dropped
+                pass
+    except Exception:  # the response is complete already: a failed drain only costs the reuse
+        log.debug("could not read a completed response to its end", exc_info=True)
+
+
 class OpenAIProvider:
     """One endpoint, one client. `wire_api: auto` settles on a wire the first time it is asked."""
 
@@ -220,6 +235,10 @@ class OpenAIProvider:
             )
             try:
                 async for event in events:
+                    if isinstance(event, Completed):
+                        # Read the body's end before the loop moves on, so the next request reuses
+                        # this connection instead of opening one (and tearing this one down).
+                        await _drain(stream)
                     yield event
             except ProviderError:
                 raise
