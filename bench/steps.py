@@ -5,10 +5,11 @@ For each history size (about 1k, 30k and 120k tokens: a first turn whose prompt 
 a real `shiro-lsp` over stdio runs `shiro.chat` for a turn in which the fake (a child process,
 bench/common/fake_child.py) answers 20 times with a `read_file` call of a one-line file, then
 with text. The server's own time per step is the fake's clock from the end of one response to
-the first byte of the next request (tool run, history update, request build, upload). Then the
+the first byte of the next request (tool run, history update, request build, upload), and its
+CPU time per step (user + system, all threads: it moves far less with the machine's load). Then the
 same 21 request bodies, as the server sent them, go from this process through
 `AsyncOpenAI.post(..., stream=True)` one after another, each stream read to its end: the
-physical limit. Ratio = the LSP turn's wall time / the direct sequence's wall time.
+physical limit (its step gap, and its CPU time per request). Ratio = the LSP turn's wall time / the direct sequence's wall time.
 compactThreshold is raised so no pruning runs in the measured turn.
 
 Run: python bench/steps.py [--runs 5] [--quick]   Writes bench/results/steps.json (+ a curve).
@@ -44,18 +45,20 @@ def filler(tokens: int) -> str:
     return " ".join(words)[: tokens * 4]
 
 
-async def direct(base_url: str, bodies: list[str]) -> float:
+async def direct(base_url: str, bodies: list[str]) -> tuple[float, float]:
+    """The wall and CPU time (ms) of the requests alone, the client already made."""
     from openai import AsyncOpenAI, AsyncStream
 
     client = AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
-    t0 = time.perf_counter()
-    for body in bodies:
-        stream = await client.post("/responses", cast_to=object, content=body.encode(),
+    contents = [body.encode() for body in bodies]
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    for content in contents:
+        stream = await client.post("/responses", cast_to=object, content=content,
                                    options={"headers": {"Content-Type": "application/json"}},
                                    stream=True, stream_cls=AsyncStream[object])
         async for _ in stream:
             pass
-    return (time.perf_counter() - t0) * 1e3
+    return (time.perf_counter() - t0) * 1e3, (time.process_time() - cpu0) * 1e3
 
 
 def cpu_ms(pid: int) -> float:
@@ -92,13 +95,14 @@ def one(fake: FakeChild, tokens: int) -> dict[str, Any]:
     own = [(b["first_byte_ns"] - a["end_ns"]) / 1e6 for a, b in zip(reqs, reqs[1:])]
     fake.ask(loop={"steps": STEPS, "call": ["read_file", {"path": "a.txt"}]})
     fake.requests()
-    direct_ms = asyncio.run(direct(fake.base_url, bodies))
+    direct_ms, direct_cpu_ms = asyncio.run(direct(fake.base_url, bodies))
     dreqs = fake.requests()
     direct_own = [(b["first_byte_ns"] - a["end_ns"]) / 1e6 for a, b in zip(dreqs, dreqs[1:])]
     fake.ask(clear=True)
     return {"turn_ms": turn_ms, "direct_ms": direct_ms, "step_own_ms": statistics.median(own),
             "direct_step_ms": statistics.median(direct_own),
-            "server_cpu_per_step_ms": turn_cpu_ms / len(reqs), "connections": len({r["port"] for r in reqs}),
+            "server_cpu_per_step_ms": turn_cpu_ms / len(reqs), "direct_sdk_cpu_per_step_ms": direct_cpu_ms / len(bodies),
+            "connections": len({r["port"] for r in reqs}),
             "request_kb": statistics.median(r["bytes"] for r in reqs) / 1024, "requests": len(reqs)}
 
 
@@ -122,6 +126,10 @@ def main() -> None:
                 "direct_sdk_ms": summary([s["direct_ms"] for s in samples], unit=""),
                 "direct_sdk_step_gap_ms": summary([s["direct_step_ms"] for s in samples], unit=""),
                 "server_cpu_per_step_ms": summary([s["server_cpu_per_step_ms"] for s in samples], unit=""),
+                "direct_sdk_cpu_per_step_ms": summary([s["direct_sdk_cpu_per_step_ms"] for s in samples], unit=""),
+                # Our own CPU per step: what the server spends beyond the SDK's share of the same work.
+                "own_cpu_beyond_sdk_ms": summary([s["server_cpu_per_step_ms"] - s["direct_sdk_cpu_per_step_ms"]
+                                                  for s in samples], unit=""),
                 "connections_per_turn": max(s["connections"] for s in samples),
                 "turn_to_direct_ratio": summary(ratio, unit="", digits=3),
                 "request_kb": round(statistics.median(s["request_kb"] for s in samples), 1),

@@ -59,6 +59,10 @@ class ChatAhead:
     def _run(self) -> None:
         data = b""
         try:
+            # The command's name, from protocol.py as everywhere: main() imports it right after
+            # starting this thread, ahead of the rest, so this waits at most for that import.
+            from .. import protocol as wire
+
             while True:
                 answer = _initialize_answer(data)
                 if answer is not None:
@@ -69,8 +73,6 @@ class ChatAhead:
                 data += more
             if "error" in answer:
                 return  # the connection reports the refusal; nothing else may follow
-            from .. import protocol as wire
-
             chat = {"command": wire.CHAT, "arguments": [self.chat_args()]}
             frames = frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}) + frame(
                 {"jsonrpc": "2.0", "id": CHAT_ID, "method": "workspace/executeCommand", "params": chat})

@@ -113,6 +113,7 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
         from .chat_ahead import ChatAhead
 
         shake.ahead = ChatAhead(shake.stdout_r, shake.stdin_w, prompt)  # the turn starts now
+        from .. import protocol  # noqa: F401 - first of the client's imports: the chat needs its command name
     _quiet_logging()
     from .turns import run
 

@@ -17,7 +17,6 @@ import fcntl
 import logging
 import os
 import socket
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +24,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar, cast
 
-import filelock
 import msgspec
 
 log = logging.getLogger("shiro_neko.state")
@@ -66,6 +64,8 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` so that readers and crashes see the old or the new bytes only.
 
     `mode` sets the new file's permissions (the temp file is created 0600)."""
+    import tempfile  # here, not at the top: a process that only reads (`shiro sessions`) never needs it
+
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
@@ -197,6 +197,8 @@ def read_json_or_corrupt(
 @contextmanager
 def file_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Blocking cross-process lock on `path` (created if missing, kept: waiters share its inode)."""
+    import filelock  # here, not at the top: ~10-40 ms of import a read-only listing never needs
+
     path.parent.mkdir(parents=True, exist_ok=True)
     # thread_local=False: callers serialise their own threads; a fresh object per use keeps two
     # stores in one process as independent as two processes (flock is per open file).
