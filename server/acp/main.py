@@ -52,12 +52,15 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    import acp  # noqa: PLC0415 - its schema costs ~0.5 s; only this command pays it
+    from ..import_gc import paused
 
-    from ..service import ShiroService
-    from ..user_settings import load_user_settings
-    from .agent import AcpBridge, ShiroAcpAgent
-    from .streams import NotAPipe, stdio
+    with paused():  # no full GC passes over the import-time objects (import_gc.py)
+        import acp  # noqa: PLC0415 - its schema costs ~0.5 s; only this command pays it
+
+        from ..service import ShiroService
+        from ..user_settings import load_user_settings
+        from .agent import AcpBridge, ShiroAcpAgent
+        from .streams import NotAPipe, stdio
 
     bridge = AcpBridge()
     service = ShiroService(bridge)
