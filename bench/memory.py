@@ -144,6 +144,10 @@ def short_turns(fake: FakeChild, turns: int, new_session: bool) -> dict[str, Any
             "after_trim_kb_per_100_turns": after_trim,
             "fds": [first["fds"], last["fds"]], "threads": [first["threads"], last["threads"]],
             "asyncio_tasks": [first["tasks"], last["tasks"]], "samples": samples,
+            # Python's own allocator: live small objects, and free blocks it keeps in its arenas.
+            "pymalloc_kb_per_100_turns": {k: round((last["pymalloc"][k] - first["pymalloc"][k]) * 100 / 1024 / turns, 1)
+                                          for k in ("allocated_bytes", "available_bytes", "total_bytes")
+                                          if k in first["pymalloc"] and k in last["pymalloc"]},
             "saves_waiting_at_end_before_settling": pending}
 
 
@@ -214,7 +218,8 @@ def main() -> None:
         print(f"{turns} short turns, a session each: {many['rss_first_mb']} -> {many['rss_last_mb']} MB "
               f"({many['slope_kb_per_100_turns']} KB per 100 turns)")
         for name, row in (("one session", one), ("a session each", many)):
-            print(f"  {name}: after malloc_trim {row['after_trim_kb_per_100_turns']} KB per 100 turns; "
+            print(f"  {name}: after malloc_trim {row['after_trim_kb_per_100_turns']} KB per 100 turns "
+                  f"(pymalloc per 100 turns: {row['pymalloc_kb_per_100_turns']}); "
                   f"fds {row['fds']}, threads {row['threads']}, tasks {row['asyncio_tasks']}")
         found = {"one_session": where(fake, where_turns, new_session=False),
                  "new_session_each": where(fake, where_turns, new_session=True)}

@@ -43,6 +43,32 @@ def _fd_kind(fd: str) -> str:
     return target.split("[")[0] if "[" in target else os.path.splitext(target)[1] or target
 
 
+def _pymalloc() -> dict[str, int]:
+    """sys._debugmallocstats() (it prints to the C stderr): Python's small-object allocator, whose
+    free blocks and pools stay in its arenas (malloc_trim cannot give those back)."""
+    import tempfile
+
+    wanted = {"# arenas allocated current": "arenas", "# bytes in allocated blocks": "allocated_bytes",
+              "# bytes in available blocks": "available_bytes", "Total": "total_bytes"}
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+") as out:
+        try:
+            sys.stderr.flush()
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        found: dict[str, int] = {}
+        for line in out:
+            name, _, value = line.partition("=")
+            key = wanted.get(name.strip())
+            if key is not None and key not in found:
+                found[key] = int(value.strip().replace(",", ""))
+    return found
+
+
 def _dump(signum: int, frame: FrameType | None) -> None:
     global _count
     _count += 1
@@ -58,6 +84,7 @@ def _dump(signum: int, frame: FrameType | None) -> None:
                   tasks=len(tasks) if loop else None,
                   task_kinds=dict(collections.Counter(getattr(t.get_coro(), "__qualname__", "?") for t in tasks)),
                   fd_kinds=dict(collections.Counter(_fd_kind(fd) for fd in os.listdir("/proc/self/fd"))))
+    sample["pymalloc"] = _pymalloc()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         sample["rss_after_trim_kb"] = _status_kb("VmRSS")
