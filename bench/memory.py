@@ -205,12 +205,12 @@ def where(fake: FakeChild, turns: int, new_session: bool, warm: int = 30) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--where-turns", type=int, default=100, help="turns of the tracemalloc run")
+    parser.add_argument("--where-turns", type=int, default=100, help="turns of the tracemalloc run (0: skip it)")
     parser.add_argument("--quick", action="store_true", help="300 short turns, 40 traced")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     turns = 300 if args.quick else args.turns
-    where_turns = 40 if args.quick else args.where_turns
+    where_turns = min(args.where_turns, 40) if args.quick else args.where_turns
     with FakeChild() as fake:
         long = long_session(fake)
         print(f"200-step session: peak RSS {long['peak_rss_mb']} MB, {long['requests']} requests, "
@@ -225,8 +225,10 @@ def main() -> None:
             print(f"  {name}: after malloc_trim {row['after_trim_kb_per_100_turns']} KB per 100 turns "
                   f"(pymalloc per 100 turns: {row['pymalloc_kb_per_100_turns']}); "
                   f"fds {row['fds']}, threads {row['threads']}, tasks {row['asyncio_tasks']}")
-        found = {"one_session": where(fake, where_turns, new_session=False),
-                 "new_session_each": where(fake, where_turns, new_session=True)}
+        # 0 skips the traced runs (bench/run does: they are a diagnosis, not a target, and a
+        # minute of its 10).
+        found = {} if where_turns <= 0 else {"one_session": where(fake, where_turns, new_session=False),
+                                              "new_session_each": where(fake, where_turns, new_session=True)}
         for name, row in found.items():
             print(f"  where, {name}: Python heap +{row['heap_growth_bytes_per_turn']} B per turn "
                   f"(RSS after trim {row['rss_after_trim_growth_bytes_per_turn']} B), by site:")
