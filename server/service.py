@@ -205,11 +205,16 @@ class ShiroService:
         """Write what is pending and say what was saved (shutdown)."""
         await asyncio.to_thread(self.history.flush)
         await self.persistence.flush(log_line)
+        # Closed here, not left to the interpreter's teardown: the server's long-lived objects are
+        # frozen out of the collector (import_gc.py), so nothing else would close the database
+        # and fold its WAL back into the file.
+        await asyncio.to_thread(self.short_term_memory.close)
 
     def flush_sync(self, log_line: Callable[[str], None]) -> None:
         """The same, after the event loop has ended (the pipe closed without `shutdown`)."""
         self.history.flush()
         self.persistence.flush_sync(log_line)
+        self.short_term_memory.close()
 
     def mcp_status(self, root: Path) -> McpResult:
         return status_of(self.mcp, root)
