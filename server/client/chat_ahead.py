@@ -17,7 +17,7 @@ import json
 import os
 import threading
 
-from .initialize import INITIALIZE_ID, frame
+from .initialize import INITIALIZE_ID, frame, send_early
 
 CHAT_ID = INITIALIZE_ID + 1
 
@@ -76,10 +76,7 @@ class ChatAhead:
             chat = {"command": wire.CHAT, "arguments": [self.chat_args()]}
             frames = frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}) + frame(
                 {"jsonrpc": "2.0", "id": CHAT_ID, "method": "workspace/executeCommand", "params": chat})
-            view = memoryview(frames)
-            while view:
-                view = view[os.write(self._stdin_w, view):]
-            self.chat_sent = True
+            self.chat_sent = send_early(self._stdin_w, frames)
         except (OSError, ValueError):
             pass  # a broken pipe or frame: the connection finds the same and reports it
         finally:

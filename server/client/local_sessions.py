@@ -46,7 +46,6 @@ class _ToStderr(logging.Handler):
 def run_sessions(args: argparse.Namespace, cwd: Path) -> int:
     from . import render
     from ..state.atomic import StateError
-
     from ..user_settings import load_user_settings
 
     for problem in load_user_settings(cwd).problems:  # named as a turn would name it
