@@ -1,7 +1,8 @@
 """Short-term memory: the store, the write tool, each turn's plan, the counter, `shiro.stm(Clear)`.
 
 Fail-safe as the seed asks: any error while assembling short-term memory logs a warning and the
-turn goes on without it. A write that fails is an error result the model reads.
+turn goes on without it. A write that fails is an error result the model reads, and a write the
+database could not take (busy past the wait, unwritable) is also a notice to the user.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from ..errors import Refused
 from ..protocol import NoticeEvent, StmClearResult, StmCurrent, StmOther, StmResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
-from ..state.short_term_memory import RecentMessage, ShortTermMemoryStore, StmRecord
+from ..state.short_term_memory import (
+    RecentMessage,
+    ShortTermMemoryCorrupt,
+    ShortTermMemoryRefused,
+    ShortTermMemoryStore,
+    StmRecord,
+)
 from ..state.session_record import make_title
 
 if TYPE_CHECKING:
@@ -47,19 +54,32 @@ class ShortTermMemoryFeature:
     def tools(self, session: "AgentSession") -> list[Tool]:
         if not self.service.settings.shortTermMemory.enabled:
             return []  # disabled: no write tool (existing memories still render)
-        return [short_term_memory_tool(lambda summary, categories: self._write(session, summary, categories))]
+        loop = asyncio.get_running_loop()
+        return [short_term_memory_tool(lambda summary, categories: self._write(session, summary, categories, loop))]
 
     def _identity(self, session: "AgentSession") -> tuple[str, str, str]:
         workspace = self.service.workspace_of(session)
         return workspace.key, str(workspace.root), make_title(session.title) if session.title else ""
 
-    def _write(self, session: "AgentSession", summary: str | None, categories: dict[str, str] | None) -> StmRecord:
+    def _write(
+        self, session: "AgentSession", summary: str | None, categories: dict[str, str] | None, loop: asyncio.AbstractEventLoop
+    ) -> StmRecord:
         """Runs in a worker thread while the loop awaits the call (the transcript holds still)."""
         key, root, title = self._identity(session)
-        record = self.store.update(
-            session.id, workspace_key=key, workspace=root, title=title, private=session.private,
-            summary=summary, categories=categories, covered=len(session.messages), recent=self._recent(session),
-        )
+        try:
+            record = self.store.update(
+                session.id, workspace_key=key, workspace=root, title=title, private=session.private,
+                summary=summary, categories=categories, covered=len(session.messages), recent=self._recent(session),
+            )
+        except (ShortTermMemoryRefused, ShortTermMemoryCorrupt):
+            # The model's own mistake (its error result says what to change), or a broken file the
+            # user was told of once already (plan's notice).
+            raise
+        except StateError as exc:
+            # The database stayed busy past the wait, or cannot be written: the model reads the
+            # error, and the user hears of the lost update too.
+            loop.call_soon_threadsafe(self._notify, session, f"short-term memory not updated: {exc}")
+            raise
         session.turns_since_refresh = 0  # one counter for creation and refresh
         running = self._plans.get(session.id)
         if running is not None:
@@ -115,8 +135,19 @@ class ShortTermMemoryFeature:
             key, root, title = self._identity(session)
             # Other sessions see this one's latest messages next to its summary.
             await asyncio.to_thread(self.store.touch, session.id, title=title, private=session.private, recent=self._recent(session))
+        except StateError as exc:  # never fails a turn; the user hears of it once per cause
+            log.warning("short-term memory of session %s not refreshed: %s", session.id, exc)
+            if str(exc) not in self._reported:
+                self._reported.add(str(exc))
+                self._notify(session, f"short-term memory not refreshed: {exc}", turn_id)
         except Exception as exc:  # noqa: BLE001 - never fails a turn
             log.warning("short-term memory of session %s not refreshed: %s", session.id, exc)
+
+    def _notify(self, session: "AgentSession", message: str, turn_id: str | None = None) -> None:
+        if turn_id is None:
+            running = self._plans.get(session.id)
+            turn_id = running[0] if running is not None else ""
+        session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=message))
 
     # -- commands -----------------------------------------------------------------------------
     async def show(self, session: "AgentSession") -> StmResult:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import msgspec
 
 from .atomic import CorruptFile, StateError, copy_aside_corrupt, warn_corrupt_once
+from .sqlite_wait import retry_busy
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -160,8 +161,9 @@ def _names_session(key: tuple[Any, ...], session_id: str) -> bool:
 class ShortTermMemoryStore:
     """Thread-safe (one lock around one connection); every method may raise StateError."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
         self.path = home / FILE_NAME
+        self.busy_timeout_s = busy_timeout_s  # how long a write waits for another process
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._broken: tuple[tuple[int, int, int] | None, ShortTermMemoryCorrupt] | None = None
@@ -186,15 +188,14 @@ class ShortTermMemoryStore:
             return self._conn
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StateError(f"cannot open {self.path}: {exc}") from None
         try:
-            conn.execute("PRAGMA busy_timeout = %d" % int(BUSY_TIMEOUT_S * 1000))
-            self._check(conn)
-            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the other server's writer
-            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process crash
-            conn.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+            # The busy timeout is in force from the first statement (connect's `timeout`), and the
+            # one-time set-up waits for another process doing the same at the same moment.
+            retry_busy(lambda: self._check(conn), self.busy_timeout_s)
+            retry_busy(lambda: self._set_up(conn), self.busy_timeout_s)
         except sqlite3.DatabaseError as exc:
             conn.close()
             if _is_corruption(exc):
@@ -211,6 +212,33 @@ class ShortTermMemoryStore:
     @staticmethod
     def _user_version(conn: sqlite3.Connection) -> int:
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    @staticmethod
+    def _set_up(conn: sqlite3.Connection) -> None:
+        """WAL, pragmas and the schema; safe when several processes run it at once.
+
+        Each step is skipped when another process already did it: switching to WAL takes an
+        exclusive lock, which SQLite refuses at once (no busy handler) while another connection
+        reads, so it is asked only of a database that is not WAL yet. The schema is created in one
+        `BEGIN IMMEDIATE` transaction: the second process waits, then finds it there."""
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the other server's writer
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process crash
+        if ShortTermMemoryStore._user_version(conn) == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if ShortTermMemoryStore._user_version(conn) != SCHEMA_VERSION:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _check(self, conn: sqlite3.Connection) -> None:
         """Refuse bytes we did not write: a page that fails the check, or a table of another shape."""
@@ -245,13 +273,20 @@ class ShortTermMemoryStore:
             try:
                 if not write:
                     return work(conn)
-                conn.execute("BEGIN IMMEDIATE")  # the other server waits (busy timeout), never interleaves
-                try:
-                    result = work(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
+                def transaction() -> Any:
+                    # IMMEDIATE: the write lock is taken first, so a read never has to upgrade (an
+                    # upgrade that would deadlock is refused at once, without the busy wait).
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        done = work(conn)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        raise
+                    return done
+
+                result = retry_busy(transaction, self.busy_timeout_s)
                 self._cache.clear()
                 return result
             except sqlite3.DatabaseError as exc:

@@ -95,3 +95,30 @@ async def test_shutdown_saves_and_says_so_per_workspace(shiro_home: Path, fake: 
         assert lines[0].startswith('Saved 2 messages: "do it"') and f"shiro -r {session.id[:8]}" in lines[0]
         assert lines[1] == NEVER_WRITTEN
         assert texts(await saved_record(shiro_home, session.id, 2)) == ["do it", "done"]
+
+
+async def test_a_short_term_memory_update_the_database_never_took_is_a_notice(shiro_home: Path, fake: FakeProvider, workspace: Path) -> None:
+    # Another process holds the database's write lock past the wait: the update is lost, and the
+    # user hears of it (a notice), not only the model (its error result).
+    import sqlite3
+
+    from shiro_neko.agent.short_term_memory import TOOL_NAME
+    from shiro_neko.state.short_term_memory import FILE_NAME
+    from tests.fake_provider import Call
+
+    fake.script(Reply(calls=[Call(TOOL_NAME, {"summary": "the plan so far"})]), Reply(text="noted"))
+    async with running_service(fake, workspace) as service:
+        store = service.short_term_memory.store
+        store.busy_timeout_s = 0.3
+        assert store.get("nothing yet") is None  # the database exists; reads go on under the lock
+        holder = sqlite3.connect(shiro_home / FILE_NAME, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            session, outcome = await chat(service, "remember the plan")
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert outcome.status == "completed"
+        notices = [e["message"] for e in service.bridge.sink.events if e["type"] == "notice"]
+        assert any(m.startswith("short-term memory not updated:") and "locked" in m for m in notices), notices
+        assert store.get(session.id) is None

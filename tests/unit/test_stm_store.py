@@ -169,3 +169,39 @@ def test_cached_answers_are_bounded_and_go_with_their_session(tmp_path: Path) ->
     store.forget("s2")
     assert not any(stm._names_session(k, "s2") for k in store._cache)
     assert store.get("s1") is not None and store.get("s1").summary == "kept"  # read again from the file
+
+
+def _stress_writer(home: str, worker: int, updates: int, start: "multiprocessing.synchronize.Barrier") -> None:
+    for i in range(updates):
+        start.wait(60)  # every process opens the same new database at the same moment
+        try:
+            store = ShortTermMemoryStore(Path(home) / f"db{i}")
+            store.update(f"p{worker}", workspace_key="k", workspace="/w", title="t", private=False,
+                         summary=f"update {i}", categories=None, covered=i, recent=[])
+            store.update("shared", workspace_key="k", workspace="/w", title="t", private=False, summary=None,
+                         categories={f"w{worker}": f"update {i}"}, covered=0, recent=[])
+            store.close()
+        except BaseException:
+            start.abort()  # the others stop at once instead of waiting for this one
+            raise
+
+
+def test_four_processes_starting_together_on_a_new_database_lose_nothing(tmp_path: Path) -> None:
+    # "database is locked" while two processes set up a new database (schema, WAL) lost an update:
+    # each of the 50 rounds has the four processes open a new database together.
+    ctx = multiprocessing.get_context("spawn")
+    workers, updates = 4, 50
+    start = ctx.Barrier(workers)
+    procs = [ctx.Process(target=_stress_writer, args=(str(tmp_path), w, updates, start)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(180)
+    assert [p.exitcode for p in procs] == [0] * workers
+    for i in range(updates):
+        store = ShortTermMemoryStore(tmp_path / f"db{i}")
+        for w in range(workers):
+            record = store.get(f"p{w}")
+            assert record is not None and record.summary == f"update {i}", (i, w)
+        assert store.get("shared").categories == {f"w{w}": f"update {i}" for w in range(workers)}, i
+        store.close()

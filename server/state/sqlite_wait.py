@@ -1,0 +1,51 @@
+"""The waiting rules of every SQLite store of ours (today: state/short_term_memory.py).
+
+Several processes open the same database (two editor windows, an editor and `shiro -p`). Each
+store therefore:
+- connects with `timeout=` (the busy timeout is in force before the first statement);
+- runs its one-time set-up (WAL, pragmas, schema) so that a second process doing the same at the
+  same moment waits and then finds it done: WAL asked only when not yet on, the schema in one
+  `BEGIN IMMEDIATE` transaction;
+- begins every write transaction `IMMEDIATE`, so a reader never has to upgrade its lock;
+- wraps each of those in `retry_busy`, for the waits SQLite's busy handler does not cover;
+- reports a write that still failed after the wait (a notice, never a silent loss).
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (extended codes included: the low byte)
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _BUSY_CODES
+    return "locked" in str(exc).lower() or "busy" in str(exc).lower()
+
+
+def retry_busy(step: Callable[[], T], wait_s: float) -> T:
+    """`step()` again while another process holds the database, up to `wait_s` in all.
+
+    SQLite's busy handler covers most waits, but some it answers at once with SQLITE_BUSY: a write
+    whose read snapshot another process's commit made stale (SQLITE_BUSY_SNAPSHOT; two processes
+    creating the schema of a new database at once lost an update to it), a lock upgrade that would
+    deadlock. Those are waited for here, with a short random back-off so two processes do not
+    retry in step. After the wait the error goes to the caller (a notice, never a silent loss)."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.005
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause * (0.5 + random.random()))
+        pause = min(pause * 2, 0.25)
