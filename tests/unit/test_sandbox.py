@@ -396,3 +396,13 @@ async def test_off_stops_background_processes_when_the_call_ends(host: DiskToolH
     _, out = await run(None, host, "sleep 30 > /dev/null 2>&1 & echo $!")
     assert "background processes the command left running were stopped" in out
     assert _gone(int(out.splitlines()[1]))
+
+
+def test_the_terminal_status_line_shows_an_unenforced_sandbox() -> None:
+    from shiro_neko.client import render
+
+    assert render.sandbox_badge({"sandbox": {"mode": "workspace-write", "enforced": False, "reason": "x"}}) == (
+        "red", "  sandbox workspace-write NOT enforced")
+    assert render.sandbox_badge({"sandbox": {"mode": "workspace-write", "enforced": True}}) is None
+    assert render.sandbox_badge({"sandbox": {"mode": "off", "enforced": False}}) is None
+    assert render.sandbox_badge(None) is None
