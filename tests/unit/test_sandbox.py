@@ -245,10 +245,10 @@ async def test_credential_stores_and_config_are_hidden(host: DiskToolHost, tmp_p
 
 async def test_product_install_is_read_only_inside_the_workspace(tmp_path: Path) -> None:
     """The product's own install stays read-only even when it lies inside the workspace."""
-    from shiro_neko.agent.tools import sandbox as sandbox_module
+    import shiro_neko
 
     sandbox = _require()
-    product = Path(sandbox_module.product_paths()[-1])  # the package directory
+    product = Path(shiro_neko.__file__).resolve().parent  # the package directory
     host = DiskToolHost(product.parent)
     marker = product / f"probe-{uuid.uuid4().hex}.py"
     _, out = await run(sandbox, host, f"echo 'import os' > {marker}; echo x > ws-probe-{marker.name}; echo done")
