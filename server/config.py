@@ -45,8 +45,12 @@ class Settings(msgspec.Struct, omit_defaults=True):
     memory: MemorySettings = msgspec.field(default_factory=MemorySettings)
     shortTermMemory: ShortTermMemorySettings = msgspec.field(default_factory=ShortTermMemorySettings)
     approvals: Approvals = "ask"
-    # Where bubblewrap does not work the command runs unsandboxed whatever this says.
+    # Where bubblewrap does not work, a command runs only with the user's yes (agent/tool_calls.py).
     sandbox: SandboxMode = "workspace-write"
+    # Paths hidden from sandboxed commands on top of agent/tools/sandbox.py's own list.
+    sandboxHide: list[str] = []
+    # Environment variable names a command gets on top of agent/tools/sandbox.py's allowlist.
+    sandboxEnv: list[str] = []
     maxSteps: int = 50
     # name -> entry, kept as sent: each entry is checked on its own by mcp/specs.py, so one bad
     # server fails alone (and is shown failed in `shiro.mcp`) instead of dropping the setting.

@@ -192,6 +192,20 @@ class HistoryResult(msgspec.Struct):
     prompts: list[str]
 
 
+SandboxMode = Literal["workspace-write", "read-only", "off"]
+
+
+class SandboxStatus(msgspec.Struct, omit_defaults=True):
+    """`shiro/status.sandbox`: the `sandbox` setting and whether it holds (PROTOCOL.md, "Workspace
+    trust"). `enforced` is false for `off` too; clients warn when `mode` is not `off` and
+    `enforced` is false: commands then run only with the user's yes. `reason` says why it is not
+    enforced (no bubblewrap, or bubblewrap failed to start, with its first line of error)."""
+
+    mode: SandboxMode
+    enforced: bool
+    reason: str | None = None
+
+
 class StatusPayload(msgspec.Struct):
     """`shiro/status`, and the result of `shiro.status`."""
 
@@ -207,6 +221,7 @@ class StatusPayload(msgspec.Struct):
     costUsd: float | None
     running: bool
     queued: int
+    sandbox: SandboxStatus
     # The part of inputTokens/outputTokens/costUsd spent by side requests (span summaries, /compact, /memory).
     sideInputTokens: int = 0
     sideOutputTokens: int = 0

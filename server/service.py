@@ -27,7 +27,7 @@ from .model.session_state import SessionState
 from .agent.usage import side_counter
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
-from .agent.tools.sandbox import sandbox_for
+from .agent.tools.sandbox import sandbox_for, sandbox_status
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
 from .features.compaction import CompactionFeature
@@ -77,6 +77,9 @@ class ShiroService:
         self.compaction = CompactionFeature(self)
         self.short_term_memory = ShortTermMemoryFeature(self)
         self.mcp = McpManager(shiro_home, bridge.ask)
+        # Sessions told that their sandbox is not enforced (one notice each); the log line once.
+        self._sandbox_told: set[str] = set()
+        self._sandbox_logged = False
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
@@ -103,11 +106,44 @@ class ShiroService:
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
         return (
-            core_tools(sandbox_for(self.settings.sandbox))
+            self.command_tools()
             + self.todos.tools(session)
             + self.memory.tools(session)
             + self.short_term_memory.tools(session)
             + self.mcp.tools(session.root)
+        )
+
+    def command_tools(self) -> list[Tool]:
+        """The core tools, run_command confined as the `sandbox` settings say and this machine allows."""
+        settings = self.settings
+        hide, env = tuple(settings.sandboxHide), tuple(settings.sandboxEnv)
+        sandbox = sandbox_for(settings.sandbox, hide, env)
+        unenforced = None
+        if sandbox is None and settings.sandbox != "off":
+            unenforced = sandbox_status(settings.sandbox).reason or "bubblewrap does not work here"
+        return core_tools(sandbox, env_names=env, unenforced=unenforced)
+
+    async def before_turn(self, session: AgentSession) -> list[str]:
+        """Notices for the start of a turn: MCP servers still starting, and once per session a
+        sandbox the settings ask for that cannot be enforced."""
+        notices = await self.mcp.prepare_turn(session.root)
+        notice = self.sandbox_notice(session)
+        return [notice, *notices] if notice else notices
+
+    def sandbox_notice(self, session: AgentSession) -> str | None:
+        mode = self.settings_for(session.id).sandbox
+        if session.id in self._sandbox_told:
+            return None
+        status = sandbox_status(mode)
+        if mode == "off" or status.enforced:
+            return None
+        self._sandbox_told.add(session.id)
+        if not self._sandbox_logged:
+            self._sandbox_logged = True
+            log.warning("the %s sandbox cannot be enforced: %s; every command will ask first", mode, status.reason)
+        return (
+            f"sandbox {mode} is NOT enforced: {status.reason}. Every command will ask for your yes "
+            '(even under approvals "auto"). Install bubblewrap, or set shiro.sandbox to "off".'
         )
 
     def system_blocks(self, session: AgentSession) -> list[str]:
@@ -141,7 +177,7 @@ class ShiroService:
             on_change=self.changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
             short_term_memory=self.short_term_memory,
-            before_turn=lambda s: self.mcp.prepare_turn(s.root),
+            before_turn=self.before_turn,
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
         session = AgentSession(state, deps)
@@ -157,6 +193,7 @@ class ShiroService:
     def forget(self, session_id: str) -> None:
         """A session left memory (`SessionsFeature.release_idle`): drop what was kept for it."""
         self.short_term_memory.forget(session_id)
+        self._sandbox_told.discard(session_id)
 
     def workspace_of(self, session: AgentSession) -> Workspace:
         for ws in self.workspaces.all():

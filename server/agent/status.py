@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..model.transcript import estimate_tokens
 from ..protocol import StatusPayload
 from .context_level import context_level
+from .tools.sandbox import sandbox_status
 from .usage import side_status
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         **side_status(session, settings.effective_model),
         running=session.turns.running,
         queued=session.turns.queued,
+        sandbox=sandbox_status(settings.sandbox),
     )
 
 

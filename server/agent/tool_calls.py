@@ -26,6 +26,8 @@ class ToolStepAborted(Exception):
 
 
 def needs_approval(tool: Tool, approvals: str) -> bool:
+    if tool.approval == "unsandboxed-command":
+        return True  # a sandbox that cannot be enforced is no sandbox: never run unasked
     if tool.approval is None or approvals == "auto":
         return False
     if approvals == "auto-edit":
@@ -89,7 +91,7 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         )
         answer = await session.deps.sink.approve(request)
         if answer == "deny":
-            return ToolResultPart(call.tool_call_id, call.tool_name, "denied: the user did not allow this call", True)
+            return ToolResultPart(call.tool_call_id, call.tool_name, tool.denied or "denied: the user did not allow this call", True)
         if answer == "always":
             session.always_allowed.add(tool.name)
     result = await run_tool(tool, session.deps.host, call.input)

@@ -274,6 +274,9 @@ class Interactive:
         status = self.status
         style, gauge = render.gauge(status)
         fragments.append((f"class:{style}", gauge))
+        badge = render.sandbox_badge(status)
+        if badge is not None:
+            fragments.append((f"class:{badge[0]}", badge[1]))
         if status:
             fragments.append(("class:dim", f"  {status.get('model', '')}  {render.cost_text(status)}"))
         if self.busy:

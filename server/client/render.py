@@ -178,6 +178,15 @@ def gauge(status: dict[str, Any] | None) -> Fragment:
     return (LEVEL_STYLE.get(str(status.get("level")), "green"), f"ctx {percent:.1f}%")
 
 
+def sandbox_badge(status: dict[str, Any] | None) -> Fragment | None:
+    """`shiro/status.sandbox` when the sandbox the settings ask for is not enforced (every command
+    then asks first); nothing while it holds or is set `off`."""
+    sandbox = (status or {}).get("sandbox")
+    if not isinstance(sandbox, dict) or sandbox.get("enforced") or sandbox.get("mode") in (None, "off"):
+        return None
+    return ("red", f"  sandbox {sandbox.get('mode')} NOT enforced")
+
+
 def _tokens(n: Any) -> str:
     n = int(n or 0)
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)

@@ -99,11 +99,11 @@ def warmed(tmp_path: Path, runtime: Path, fake: FakeProvider, workspace: Path) -
 
 
 def test_a_repeat_run_is_served_by_the_warm_server_with_its_own_environment(tmp_path, warmed, workspace, fake):
-    fake.script(Reply(calls=[Call("run_command", {"command": "echo $SHIRO_PROBE > probe.txt"})]), Reply(text="warm answer"))
+    fake.script(Reply(calls=[Call("run_command", {"command": "echo $LC_SHIRO_PROBE > probe.txt"})]), Reply(text="warm answer"))
     other = FakeProvider().start()  # the second run's environment names another endpoint: that one is used
     try:
-        other.script(Reply(calls=[Call("run_command", {"command": "echo $SHIRO_PROBE > probe.txt"})]), Reply(text="warm answer"))
-        env = {**warmed["env"], "OPENAI_BASE_URL": other.base_url, "SHIRO_PROBE": "from-the-client"}
+        other.script(Reply(calls=[Call("run_command", {"command": "echo $LC_SHIRO_PROBE > probe.txt"})]), Reply(text="warm answer"))
+        env = {**warmed["env"], "OPENAI_BASE_URL": other.base_url, "LC_SHIRO_PROBE": "from-the-client"}  # LC_*: a name the command environment allowlist passes
         done = run(["--approvals", "auto", "-p", "second"], workspace, env)
         assert done.returncode == 0, done.stderr
         assert done.stdout == "warm answer\n"

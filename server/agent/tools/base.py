@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Protocol
 
 # "sandboxed-command": a command that runs inside an operating-system sandbox (see sandbox.py).
-ApprovalKind = Literal["edit", "command", "sandboxed-command"]
+# "unsandboxed-command": the settings ask for a sandbox that cannot be enforced here; always asked.
+ApprovalKind = Literal["edit", "command", "sandboxed-command", "unsandboxed-command"]
 
 
 class ToolError(Exception):
@@ -51,3 +52,5 @@ class Tool:
     summary: Callable[[dict[str, Any]], str] = field(default=lambda args: "")
     # For edits: the file and its whole text as the call would leave it (shown with the approval).
     preview: Callable[["ToolHost", dict[str, Any]], Awaitable[tuple[Path, str] | None]] | None = None
+    # The result of a denied call when the default one would not say enough (it must say "denied").
+    denied: str | None = None

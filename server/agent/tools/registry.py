@@ -17,8 +17,9 @@ from .sandbox import Sandbox
 from .shell import RUN_COMMAND, run_command_tool
 
 
-def core_tools(sandbox: Sandbox | None = None) -> list[Tool]:
-    shell = RUN_COMMAND if sandbox is None else run_command_tool(sandbox)
+def core_tools(sandbox: Sandbox | None = None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None) -> list[Tool]:
+    plain = sandbox is None and not env_names and unenforced is None
+    shell = RUN_COMMAND if plain else run_command_tool(sandbox, env_names=env_names, unenforced=unenforced)
     return [READ_FILE, LIST_FILES, GREP, EDIT_FILE, WRITE_FILE, shell]
 
 

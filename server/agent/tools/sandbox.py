@@ -1,84 +1,231 @@
-"""The operating-system sandbox `run_command` runs in: bubblewrap on Linux.
+"""The operating-system sandbox `run_command` runs in: bubblewrap on Linux, set up for hostile code.
 
-`workspace-write` (the default where bubblewrap works): the whole file system is mounted
-read-only except the workspace and the system temp directory, with a fresh /dev and /proc and no
-network (a new network namespace has only its own loopback). `read-only`: nothing of the host is
-writable; /tmp is a private, empty tmpfs that vanishes with the command. `off`: the command runs as
-before, with the server's rights.
+What a sandboxed command gets (docs/security.md, "Sandbox", says it for users):
+- every namespace bubblewrap can unshare (`--unshare-all`): no network but its own loopback, its
+  own pids (the server's processes and /proc/*/environ are out of sight), ipc, uts, cgroup; a user
+  namespace in which it can create no other (`--disable-userns`), no capability at all
+  (`--cap-drop ALL`: for a uid-0 caller bubblewrap otherwise keeps every one), its own session
+  (`--new-session`: no TIOCSTI into the user's terminal), and death with the server
+  (`--die-with-parent`);
+- when the server runs as root, uid/gid 65534 inside;
+- the host's file system read-only, a private empty tmpfs on /tmp and on /run (where the sockets
+  of D-Bus, Docker and the user's runtime directory live: a network namespace does not cover Unix
+  sockets on the file system), the workspace writable (`workspace-write`) or not (`read-only`);
+- hidden (an empty read-only tmpfs over a directory, /dev/null over a file): the state home, the
+  warm server's runtime directory, shiro-neko's user configuration, common credential stores, and
+  whatever the `sandboxHide` setting names; the product's own install read-only even inside the
+  workspace;
+- an environment built from an allowlist (`command_env`), never the server's own.
 
 We use bubblewrap (Debian's `bubblewrap` package) rather than hand-written namespace code: it is
-the sandbox Flatpak builds on, it needs no daemon, and it works unprivileged and as root in a
-container. Whether it works is probed once by running it (a binary on PATH is not enough: a kernel
-without user namespaces, or a container without mount rights, makes it fail at start).
+the sandbox Flatpak builds on, needs no daemon, and works unprivileged and as root. Whether it
+works is probed once by running it (a binary on PATH is not enough: a kernel without user
+namespaces, or a container without mount rights, makes it fail at start); the reason it does not
+is kept for `shiro/status.sandbox`.
 """
 
 from __future__ import annotations
 
 import functools
+import glob
+import logging
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-SandboxMode = Literal["workspace-write", "read-only", "off"]
+from ...protocol import SandboxMode, SandboxStatus
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Sandbox", "SandboxMode", "sandbox_for", "sandbox_status", "command_env", "blocked_note"]
+
+# The uid/gid a command runs as inside when the server is root (Debian's `nobody`/`nogroup`).
+_NOBODY = 65534
+
+# Credential stores under the home directory, hidden whatever the settings say.
+HOME_SECRETS = (
+    ".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker", ".kube",
+    ".git-credentials", ".config/git/credentials", ".npmrc", ".pypirc", ".config/gcloud", ".azure",
+    ".password-store", ".local/share/keyrings", ".cargo/credentials", ".cargo/credentials.toml",
+)
+# Root-only files of the system: as root the command's uid outside is still 0, and the kernel
+# checks file permissions with that uid (an owner's read survives `--cap-drop ALL`), so these are
+# hidden rather than left to their mode bits.
+SYSTEM_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh/ssh_host_*_key",
+)
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.path.expanduser(os.fspath(path)))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def hidden_paths(extra: tuple[str, ...] = ()) -> list[str]:
+    """Every existing path a command must not see, resolved (a symlink is hidden where it leads)."""
+    from ...state.paths import shiro_home  # noqa: PLC0415 - read at each call: tests move it
+    from ...warm_socket import runtime_dir  # noqa: PLC0415
+
+    wanted: list[str] = [str(shiro_home()), str(runtime_dir(os.environ))]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        wanted.append(runtime)  # the session bus, ssh-agent, gpg-agent, the editor's IPC sockets
+    config = os.environ.get("SHIRO_NEKO_CONFIG")
+    if config:
+        wanted.append(config)
+    try:
+        import platformdirs  # noqa: PLC0415
+
+        wanted.append(str(platformdirs.user_config_path("shiro-neko")))
+    except ImportError:  # pragma: no cover - a dependency; the home-relative default still applies
+        wanted.append("~/.config/shiro-neko")
+    home = os.path.expanduser("~")
+    wanted += [os.path.join(home, name) for name in HOME_SECRETS]
+    for pattern in SYSTEM_SECRETS:
+        wanted += glob.glob(pattern) if "*" in pattern else [pattern]
+    wanted += list(extra)
+    seen: dict[str, None] = {}
+    for path in wanted:
+        real = _real(path)
+        if real != "/" and os.path.lexists(real):
+            seen.setdefault(real, None)
+    return list(seen)
+
+
+def product_paths() -> list[str]:
+    """The server's own install: its interpreter prefix (the virtualenv) and its package."""
+    package = Path(__file__).resolve().parents[2]
+    return list(dict.fromkeys([_real(sys.prefix), str(package)]))
 
 
 @dataclass(frozen=True)
 class Sandbox:
-    """A sandbox in force: the mode and the bubblewrap binary that enforces it."""
+    """A sandbox in force: the mode, the bubblewrap binary, and what the settings add."""
 
     mode: Literal["workspace-write", "read-only"]
     bwrap: str
+    hide: tuple[str, ...] = ()  # `sandboxHide`
+    env_names: tuple[str, ...] = ()  # `sandboxEnv`
 
     def wrap(self, argv: list[str], root: str) -> list[str]:
         """`argv` run inside the sandbox with `root` (the workspace) as its working directory."""
         root = os.path.realpath(root)
-        args = [
-            self.bwrap,
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--unshare-net",
-            # Its own pid namespace: killing the command's process group (bwrap) ends everything
-            # it started, and it cannot signal the server's processes.
-            "--unshare-pid",
-            # Ends with the server even when the server is SIGKILLed.
-            "--die-with-parent",
-        ]
-        if self.mode == "workspace-write":
-            tmp = os.path.realpath(tempfile.gettempdir())
-            args += ["--bind", tmp, tmp, "--bind", root, root]
-        else:
-            # The workspace is bound again on top: it may itself lie under /tmp.
-            args += ["--tmpfs", "/tmp", "--ro-bind", root, root]
-        return [*args, "--chdir", root, "--", *argv]
+        return [self.bwrap, *_namespace_args(), *self.mount_args(root), "--chdir", root, "--", *argv]
 
+    def mount_args(self, root: str) -> list[str]:
+        # Later mounts win: the base, the private directories, hides that hold the workspace
+        # (it is bound back on top), the workspace, the product's install, then every other hide.
+        args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+        if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
+            args += ["--tmpfs", "/var/run"]
+        hides = hidden_paths(self.hide)
+        # A hide that holds the workspace stays writable (the workspace's mount point is made in
+        # it); a hide inside another one that does not hold the workspace is hidden already.
+        outer = [p for p in hides if _within(root, p)]
+        hides = [p for p in hides if p not in outer and not any(q != p and _within(p, q) for q in hides if q not in outer)]
+        for path in outer:
+            args += ["--tmpfs", path]
+        args += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
+        for path in product_paths():
+            if _within(path, root) and os.path.exists(path):
+                args += ["--ro-bind", path, path]
+        for path in hides:
+            args += _hide(path)
+        return args
+
+
+def _hide(path: str) -> list[str]:
+    if os.path.isdir(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    return ["--ro-bind", "/dev/null", path]
+
+
+def _namespace_args() -> list[str]:
+    args = [
+        "--unshare-all", "--unshare-user", "--disable-userns",
+        "--cap-drop", "ALL", "--new-session", "--die-with-parent",
+    ]
+    if os.geteuid() == 0:
+        args += ["--uid", str(_NOBODY), "--gid", str(_NOBODY)]
+    return args
+
+
+# -- the environment ----------------------------------------------------------------------------
+
+# What a command inherits: enough to find programs, its home, its locale and terminal, and the
+# active virtualenv; everything else must be named in `sandboxEnv`.
+ENV_ALLOWED = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ",
+               "VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX", "CONDA_DEFAULT_ENV")
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|APIKEY|(^|_)KEY(_|$)|(^|_)AUTH(_|$)", re.IGNORECASE)
+# Nobody can answer a pager or a credential prompt: tools print and fail instead of waiting.
+_FIXED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def command_env(extra: tuple[str, ...], sandboxed: bool, source: dict[str, str] | None = None) -> dict[str, str]:
+    """A command's environment. Sandboxed: the allowlist, `LC_*`, and the names in `sandboxEnv`.
+    With `sandbox: "off"` the command otherwise runs with the server's rights, so it keeps the
+    environment except what is named like a credential (unless listed in `sandboxEnv`)."""
+    env = dict(os.environ if source is None else source)
+    listed = set(extra)
+    if sandboxed:
+        kept = {k: v for k, v in env.items() if k in ENV_ALLOWED or k.startswith("LC_") or k in listed}
+    else:
+        kept = {k: v for k, v in env.items() if k in listed or not _SECRET_NAME.search(k)}
+    return {**kept, **_FIXED}
+
+
+# -- whether it works here ----------------------------------------------------------------------
 
 _PROBE_TIMEOUT_S = 10
 
 
 @functools.cache
-def _working_bwrap() -> str | None:
+def _probe(bwrap: str) -> str | None:
+    """None when `bwrap` runs a command with the full set of flags here, else why not."""
+    argv = Sandbox("read-only", bwrap).wrap(["true"], tempfile.gettempdir())
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap ({bwrap}) could not be run: {exc}"
+    if done.returncode == 0:
+        return None
+    first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {done.returncode}"])[0]
+    return f"bubblewrap ({bwrap}) fails here: {first}"
+
+
+def _find() -> tuple[str | None, str | None]:
     path = shutil.which("bwrap")
     if path is None:
-        return None
-    probe = Sandbox("workspace-write", path).wrap(["true"], tempfile.gettempdir())
-    try:
-        done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return path if done.returncode == 0 else None
+        return None, "bubblewrap (bwrap) is not installed or not on PATH"
+    reason = _probe(path)
+    return (None, reason) if reason else (path, None)
 
 
-def sandbox_for(mode: SandboxMode) -> Sandbox | None:
+def sandbox_for(mode: SandboxMode, hide: tuple[str, ...] = (), env: tuple[str, ...] = ()) -> Sandbox | None:
     """The sandbox in force for this setting, or None (`off`, or no working bubblewrap here)."""
     if mode == "off":
         return None
-    path = _working_bwrap()
-    return Sandbox(mode, path) if path else None
+    path, _ = _find()
+    return Sandbox(mode, path, hide, env) if path else None
+
+
+def sandbox_status(mode: SandboxMode) -> SandboxStatus:
+    """`shiro/status.sandbox`: the setting, and whether it is enforced (and why not)."""
+    if mode == "off":
+        return SandboxStatus(mode=mode, enforced=False)
+    path, reason = _find()
+    return SandboxStatus(mode=mode, enforced=path is not None, reason=reason)
 
 
 # What a write or a connection the sandbox blocked looks like in a command's output.
@@ -98,7 +245,7 @@ def blocked_note(sandbox: Sandbox, exit_code: int | None, output: str) -> str:
         return f"\n[the {sandbox.mode} sandbox could not start the command; ask the user to run it with the sandbox off]"
     if not _BLOCKED.search(output):
         return ""
-    allowed = "the workspace and the temp directory" if sandbox.mode == "workspace-write" else "nothing"
+    allowed = "the workspace and a private /tmp" if sandbox.mode == "workspace-write" else "only a private /tmp"
     return (
         f"\n[sandbox {sandbox.mode}: this command may have been stopped by the sandbox (it can write to "
         f"{allowed} and has no network); if it needs more, ask the user to rerun it outside the "

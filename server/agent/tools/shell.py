@@ -1,7 +1,8 @@
 """run_command: a shell command in the workspace, bounded in time, output and lifetime.
 
-The command runs in its own session (process group), so a timeout or an abort can stop everything
-it started, background children included, without touching the server's own process group.
+The command runs in its own session (process group), so a timeout, an abort or the end of the
+call can stop everything it started, background children included, without touching the server's
+own process group; group_watch.py ends it if the server is killed first.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 from .base import Tool, ToolHost, ToolResult
 from .output_cap import cap_output
-from .sandbox import Sandbox, blocked_note
+from . import group_watch
+from .sandbox import Sandbox, blocked_note, command_env
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
@@ -32,17 +34,6 @@ _KEEP_BYTES = 256_000
 
 def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
-
-
-# The server's own credentials: a command (which the model may have written) must not be able to
-# print them into the transcript, which is saved and sent to the provider.
-_SERVER_SECRETS = ("OPENAI_API_KEY",)
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _SERVER_SECRETS}
-    # Nobody can answer a pager or a credential prompt: make tools print and fail instead of wait.
-    return {**env, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 class _Output:
@@ -148,7 +139,7 @@ def _exit_line(code: int | None) -> str:
     return f"exit code {code}"
 
 
-async def _spawn(argv: list[str], host: ToolHost) -> asyncio.subprocess.Process:
+async def _spawn(argv: list[str], host: ToolHost, env: dict[str, str]) -> asyncio.subprocess.Process:
     """Start the command in its own process group (whose id is its pid), so that a cancellation
     cannot leave any of it running. The shell runs before its spawn is awaited to the end; a cancel
     landing then made asyncio kill the shell alone, and a child it had already started lived on.
@@ -160,72 +151,93 @@ async def _spawn(argv: list[str], host: ToolHost) -> asyncio.subprocess.Process:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             cwd=host.root,
-            env=_env(),
+            env=env,
             start_new_session=True,
         )
     )
     try:
-        return await asyncio.shield(spawn)
+        proc = await asyncio.shield(spawn)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):  # a spawn that failed left nothing to stop
             await stop_process_group((await spawn).pid)
         raise
+    group_watch.watch(proc.pid)
+    return proc
 
 
-async def _run_command(host: ToolHost, args: dict[str, Any], sandbox: Sandbox | None = None) -> ToolResult:
+async def _stop_group(pgid: int) -> None:
+    await stop_process_group(pgid)
+    group_watch.unwatch(pgid)
+
+
+async def _run_command(host: ToolHost, args: dict[str, Any], sandbox: Sandbox | None = None,
+                       env_names: tuple[str, ...] = ()) -> ToolResult:
     command: str = args["command"]
     timeout = min(max(int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_S), 1), MAX_TIMEOUT_S)
     argv = [_shell(), "-c", command]
     if sandbox is not None:
         argv = sandbox.wrap(argv, str(host.root))
-    proc = await _spawn(argv, host)
+        env_names = sandbox.env_names
+    proc = await _spawn(argv, host, command_env(env_names, sandboxed=sandbox is not None))
     assert proc.stdout is not None
     out = _Output()
     pump = asyncio.create_task(_pump(proc.stdout, out))
-    group_handled = False
     try:
         if not await _wait_exit(proc, pump, timeout):
-            await stop_process_group(proc.pid)
-            group_handled = True
+            await _stop_group(proc.pid)
             await _settle(pump, _TERM_GRACE_S)
             return ToolResult(f"timed out after {timeout} s; the command was stopped\n{out.text()}", is_error=True)
         note = ""
         if not await _settle(pump, _PIPE_GRACE_S):
             # Left running, the child would keep the output pipe (and this call) open.
-            await stop_process_group(proc.pid)
-            await _settle(pump, _TERM_GRACE_S)
-            note = (
-                "\n[background processes still attached to the output were stopped; redirect a "
-                "background process's output (cmd > file 2>&1 &) to keep it running]"
-            )
-        group_handled = True
+            note = "\n[background processes still attached to the output were stopped]"
+        elif _group_alive(proc.pid):
+            note = "\n[background processes the command left running were stopped]"
+        # Nothing a call started outlives it (in the sandbox its pid namespace is gone already).
+        await _stop_group(proc.pid)
+        await _settle(pump, _TERM_GRACE_S)
         body = out.text() or "(no output)"
         if sandbox is not None:
             note += blocked_note(sandbox, proc.returncode, body)
         return ToolResult(f"{_exit_line(proc.returncode)}\n{body}{note}")
     finally:
-        if not group_handled:  # cancelled (the user aborted the turn) or failed: stop everything
-            await stop_process_group(proc.pid)
+        # Cancelled (the user aborted the turn) or failed: stop everything; a no-op when stopped.
+        await _stop_group(proc.pid)
         if not pump.done():
             pump.cancel()
 
 
-def run_command_tool(sandbox: Sandbox | None) -> Tool:
+def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None) -> Tool:
     """run_command, inside `sandbox` when one is in force.
 
     A sandboxed command asks for approval of kind "sandboxed-command", which `approvals:
-    auto-edit` lets through (the sandbox bounds what it can do); unsandboxed it stays "command"."""
+    auto-edit` lets through (the sandbox bounds what it can do); with `sandbox: "off"` it is
+    "command". `unenforced` (why a sandbox the settings ask for cannot be had) makes it
+    "unsandboxed-command": asked about even under `approvals: auto` (PROTOCOL.md, "Workspace
+    trust"), and a deny says what to do about it. `env_names` is `sandboxEnv`."""
     where = (
         f" It runs in a {sandbox.mode} sandbox: "
-        + ("it can write only inside the workspace and the temp directory" if sandbox.mode == "workspace-write" else "it cannot write files")
-        + " and has no network."
+        + ("it can write only inside the workspace and a private /tmp" if sandbox.mode == "workspace-write" else "it cannot write files except in a private /tmp")
+        + ", has no network and sees only a few environment variables."
         if sandbox is not None
         else ""
     )
-    label = f"run (sandbox {sandbox.mode})" if sandbox is not None else "run"
+    if sandbox is not None:
+        label = f"run (sandbox {sandbox.mode})"
+    elif unenforced is not None:
+        label = "run WITHOUT the sandbox (bubblewrap does not work here)"
+    else:
+        label = "run"
+    denied = (
+        f"denied: the command was not run. The sandbox setting asks for a sandbox, but {unenforced}; "
+        "so every command needs the user's yes. Install bubblewrap (Debian/Ubuntu: the `bubblewrap` "
+        'package), or set shiro.sandbox = "off" to run commands unconfined.'
+        if unenforced is not None
+        else None
+    )
 
     async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-        return await _run_command(host, args, sandbox)
+        return await _run_command(host, args, sandbox, env_names)
 
     return Tool(
         name="run_command",
@@ -234,8 +246,7 @@ def run_command_tool(sandbox: Sandbox | None) -> Tool:
             "stdout/stderr. Stdin is empty, so interactive commands must not wait for input (pass -y "
             "and similar flags). Long output keeps its beginning and end. The command is stopped "
             f"after timeout_seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}). Background "
-            "processes are stopped when the command ends unless their output is redirected "
-            "(cmd > file 2>&1 &). Prefer read_file, list_files and grep for looking at files. "
+            "processes are stopped when the command ends. Prefer read_file, list_files and grep for looking at files. "
             "The user may be asked to approve the command." + where
         ),
         parameters={
@@ -253,8 +264,9 @@ def run_command_tool(sandbox: Sandbox | None) -> Tool:
             "additionalProperties": False,
         },
         run=run,
-        approval="sandboxed-command" if sandbox is not None else "command",
+        approval="sandboxed-command" if sandbox is not None else "unsandboxed-command" if unenforced else "command",
         summary=lambda args: f"{label}: {args.get('command', '')}",
+        denied=denied,
     )
 
 
