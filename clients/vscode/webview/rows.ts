@@ -197,6 +197,31 @@ export function renderRow(entry: RowEntry, actions: RowActions, deadline = Infin
     case 'tool':
       el.replaceChildren(toolCard(entry, actions));
       return true;
+    case 'compacted': {
+      // The messages a /compact replaced: one line until opened, then rendered once (issue 25).
+      const details = h('details', 'compacted');
+      details.open = actions.expanded(row.id);
+      const summary = h('summary');
+      summary.append(icon('fold'), h('span', 'compacted-text', row.text));
+      const body = h('div', 'compacted-body');
+      const fill = () => {
+        if (body.childElementCount || !details.open) return;
+        for (const child of row.folded ?? []) {
+          const sub: RowEntry = { row: child, el: h('div') };
+          renderRow(sub, actions);
+          body.appendChild(sub.el);
+        }
+      };
+      details.addEventListener('toggle', () => {
+        actions.setExpanded(row.id, details.open);
+        fill();
+      });
+      details.append(summary, body);
+      fill();
+      el.setAttribute('role', 'note');
+      el.replaceChildren(details);
+      return true;
+    }
     case 'notice':
     case 'error': {
       el.setAttribute('role', row.kind === 'error' ? 'alert' : 'note');
