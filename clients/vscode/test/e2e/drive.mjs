@@ -465,8 +465,28 @@ async function resumeBench() {
   }
 }
 
+/** A first start with no server anywhere: accept "Install shiro-neko", then chat (bench/vscode_install.py). */
+async function installScenario() {
+  await workbench();
+  out.workbenchMs = Date.now() - t0;
+  const offer = page.locator('.notifications-toasts .monaco-button', { hasText: 'Install shiro-neko' }).first();
+  await offer.waitFor({ timeout: T });
+  out.offerMs = Date.now() - t0;
+  await shot('install-offer', 'no shiro-lsp anywhere: the extension offers "Install shiro-neko"');
+  await offer.click();
+  step('accepted the install');
+  const frame = await openPanel();
+  await page.waitForSelector('.part.statusbar [aria-label^="shiro-neko context"]', { timeout: 20 * T });
+  out.serverReadyMs = Date.now() - t0;
+  await send(frame, config.prompt);
+  await frame.waitForFunction((x) => document.querySelector('#rows')?.innerText.includes(x), config.finalText, { timeout: T });
+  out.firstAnswerMs = Date.now() - t0;
+  await shot('install-first-answer', 'the first answer from the server the extension installed');
+}
+
 try {
   if (config.scenario === 'main') await mainScenario();
+  else if (config.scenario === 'install') await installScenario();
   else if (config.scenario === 'stream') await streamBench();
   else if (config.scenario === 'resume') await resumeBench();
   else throw new Error(`unknown scenario ${config.scenario}`);
