@@ -1,6 +1,8 @@
 """The chat panel with long sessions, in real VS Code (code-server + headless Chromium), with
 timestamps from the end-to-end harness (tests/clients/vscode_harness.py, test/e2e/drive.mjs):
 
+Both run at VS Code's default sidebar width (about 300 px; the result says which).
+
 1. streaming: one answer of N deltas (default 10,000) from the fake provider, `--runs` times in one
    window (New Chat between runs, after one warm-up run reported apart); figures per run, from the webview's own counters: time from
    Enter to the last delta rendered, postMessages received, frames applied, the longest frame
@@ -95,6 +97,7 @@ def stream(deltas: int, runs: int, base: Path, trace: str | None) -> dict[str, A
             raise RuntimeError(f"text lost in run(s) {lost} (0 = warm-up): {per_run}")
         warm_up, per_run = per_run[0], per_run[1:]
         return {
+            "sidebarWidthPx": r.get("sidebarWidth"),  # VS Code's default (issue 25: the width users have)
             "deltas": deltas,
             "charsSent": len(text),
             "runs": runs,
@@ -170,6 +173,7 @@ def resume(messages: int, runs: int, base: Path) -> dict[str, Any]:
             })
         reloads = per_run[1:]
         return {
+            "sidebarWidthPx": r.get("sidebarWidth"),
             "messages": messages,
             "rowsRendered": messages,
             "reloads": runs,

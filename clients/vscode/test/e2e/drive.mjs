@@ -424,6 +424,7 @@ async function streamOnce(frame, run) {
 async function streamBench() {
   await workbench();
   const frame = await openPanel();
+  out.sidebarWidth = await page.$eval('.part.sidebar', (b) => b.offsetWidth);
   await frame.waitForFunction(() => document.body.dataset.session, null, { timeout: T });
   out.streams = [];
   for (let run = 0; run < (config.runs ?? 1); run++) {
@@ -452,6 +453,7 @@ async function resumeFigures(frame) {
 async function resumeBench() {
   await workbench();
   let frame = await openPanel();
+  out.sidebarWidth = await page.$eval('.part.sidebar', (b) => b.offsetWidth);
   out.resume = { open: await resumeFigures(frame), reloads: [] };
   step('resumed on open');
   for (let run = 0; run < (config.runs ?? 1); run++) {
