@@ -79,6 +79,29 @@ def _expand_dotted(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _all_defaults(value: msgspec.Struct) -> dict[str, Any]:
+    """Every field's default, nested Structs too (`to_builtins` leaves omitted defaults out)."""
+    out: dict[str, Any] = {}
+    for name in value.__struct_fields__:
+        field = getattr(value, name)
+        out[name] = _all_defaults(field) if isinstance(field, msgspec.Struct) else msgspec.to_builtins(field)
+    return out
+
+
+def _nulls_to_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """`raw` with each null replaced by that key's default (a key with no default is dropped)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if value is None:
+            if key in defaults:
+                out[key] = defaults[key]
+        elif isinstance(value, dict) and isinstance(defaults.get(key), dict):
+            out[key] = _nulls_to_defaults(value, defaults[key])
+        else:
+            out[key] = value
+    return out
+
+
 def merge_settings(current: Settings, raw: Any) -> Settings:
     """Apply a (partial) `shiro` section onto the current settings.
 
@@ -99,7 +122,10 @@ def merge_settings(current: Settings, raw: Any) -> Settings:
             current = msgspec.structs.replace(current, mcpServers=servers)
         else:
             log.warning("ignoring setting shiro.mcpServers: expected an object (server name -> entry)")
-    merged = _deep_merge(msgspec.to_builtins(current), _expand_dotted(raw))
+    # A null is a setting left empty (VS Code sends its schema's `null` defaults, such as
+    # shiro.sandbox): it means the default, never a bad value to warn about three times a start.
+    raw = _nulls_to_defaults(_expand_dotted(raw), _all_defaults(Settings()))
+    merged = _deep_merge(msgspec.to_builtins(current), raw)
     try:
         return msgspec.convert(merged, Settings)
     except msgspec.ValidationError:

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar, Union
 import msgspec
 
 from .model.memory import MemoryEntry
+from .model.session_state import CompactedSpan
 from .model.todo import Todo
 from .model.transcript import Message
 
@@ -138,6 +139,8 @@ class ResumeResult(msgspec.Struct, omit_defaults=True):
     todos: list[Todo]
     forkedFrom: str | None = None  # another server writes the original: this is a copy
     workspace: str | None = None  # the folder URI it runs in (the one its record names)
+    # What earlier /compacts replaced, oldest first: for display only (folded above the summary).
+    compacted: list[CompactedSpan] = msgspec.field(default_factory=list)
 
 
 class SaveResult(msgspec.Struct, omit_defaults=True):

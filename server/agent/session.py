@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generic, TypeVar
 
+import msgspec
+
 from .short_term_memory import NoShortTermMemory, TurnMemory
 from .status import emit_status
 from .turns import QueuedPrompt, TurnOutcome, TurnQueue
-from ..model.session_state import SessionState
+from ..model.session_state import CompactedSpan, SessionState
 from ..model.transcript import Message
 from ..protocol import QueuedEvent
 
@@ -94,6 +96,7 @@ class AgentSession:
     side_usage = _Durable[dict[str, int]]()
     private = _Durable[bool]()  # shiro.newSession {private: true}: its short-term memory stays out of other sessions
     turns_since_refresh = _Durable[int]()  # completed turns since the last update_short_term_memory
+    compacted = _Durable["list[CompactedSpan] | msgspec.UnsetType"]()  # what /compact replaced, for display only
 
     def __post_init__(self) -> None:
         self.root = Path(self.state.cwd)

@@ -1,5 +1,8 @@
 """`/compact` (`shiro.compact`): the model's summary replaces the transcript; the task list stays.
 
+What the summary replaced stays in the record for display only (`compacted`): the panels show it
+folded above the summary, after a reload and on resume too, and no request carries it.
+
 Compaction is destructive (the seed: for a session that has drifted across unrelated tasks), so it
 is refused while a turn runs or is queued, and a model error leaves the transcript as it was.
 """
@@ -8,15 +11,42 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ..agent.compaction import compact_transcript
 from ..agent.provider.base import ProviderError
 from ..agent.status import emit_status
 from ..agent.usage import side_counter
 from ..errors import Refused
+from ..model.session_state import CompactedSpan
+from ..model.transcript import Message
 from ..protocol import CompactArgs, CompactResult
+from ..state.session_record import now_iso
 
 if TYPE_CHECKING:
     from ..service import ShiroService
+
+
+#: Messages of earlier /compacts a record keeps for display at most (the oldest spans go first).
+DISPLAY_LIMIT = 5_000
+
+
+def kept_for_display(spans: list[CompactedSpan] | msgspec.UnsetType, new: CompactedSpan, limit: int = DISPLAY_LIMIT) -> list[CompactedSpan]:
+    """`spans` + `new`, the oldest spans dropped (and the oldest messages of the oldest span kept
+    cut) until at most `limit` messages remain: a session compacted again and again stays bounded."""
+    out = [*(spans or []), new]
+    total = sum(len(s.messages) for s in out)
+    while total > limit and out:
+        excess = total - limit
+        first = out[0]
+        if len(first.messages) <= excess:
+            out.pop(0)
+            total -= len(first.messages)
+        else:
+            kept: list[Message] = first.messages[excess:]
+            out[0] = CompactedSpan(compacted_at=first.compacted_at, messages=kept)
+            total -= excess
+    return out
 
 
 class CompactionFeature:
@@ -39,6 +69,7 @@ class CompactionFeature:
             raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
         except ValueError as err:
             raise Refused(str(err)) from None
+        session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=now_iso(), messages=session.messages))
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
         await service.persistence.save(session)

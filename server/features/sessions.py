@@ -264,6 +264,7 @@ class SessionsFeature:
             todos=list(session.todos),
             forkedFrom=forked_from,
             workspace=workspace.uri,  # where it runs: the folder its record names
+            compacted=list(session.compacted or []),
         )
 
     # -- shutdown -------------------------------------------------------------------------

@@ -20,6 +20,15 @@ class Notebook(msgspec.Struct):
     todos: list[Todo] = msgspec.field(default_factory=list)
 
 
+class CompactedSpan(msgspec.Struct, rename="camel", kw_only=True):
+    """Messages a /compact replaced, kept for display only: clients show them folded above the
+    summary (after a reload and on resume too); no request ever carries them (the wire view is
+    built from `messages` alone)."""
+
+    compacted_at: str = ""  # ISO 8601 UTC of the /compact
+    messages: list[Message] = msgspec.field(default_factory=list)
+
+
 class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     id: str
     created_at: str = ""  # ISO 8601 UTC; stamped when the first message arrives
@@ -41,3 +50,6 @@ class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     # (completed turns since the last update_short_term_memory).
     private: bool = False
     turns_since_refresh: int = 0
+    # What each /compact replaced, oldest first (display only; capped by features/compaction.py).
+    # Unset, not [], until a /compact: a record that never had one re-encodes byte for byte.
+    compacted: list[CompactedSpan] | msgspec.UnsetType = msgspec.UNSET

@@ -1,8 +1,10 @@
 """The VS Code extension end to end in real VS Code: code-server in headless Chromium, driven by
-playwright-core, the real server, the fake provider. One scenario walks what a user does: send a
-prompt and watch it stream, approve an edit from its tool card (with VS Code's diff open), read
-the task tree and the gauge, /compact from the palette, switch themes, reload the window and get
-the session back. Screenshots go to `artifacts/vscode-e2e/` (or `$SHIRO_ARTIFACTS/vscode-e2e/`).
+playwright-core, the real server, the fake provider, at VS Code's default sidebar width (about
+300 px, what users have). One scenario walks what a user does: send a prompt and watch it stream,
+approve an edit from its tool card (with VS Code's diff open), read the task tree and the gauge,
+switch themes, reload the window and get the session back, /compact and reload again (the history
+stays, folded), a turn in the light theme, New Chat (no tasks left, gauge at 0.0 %). While turns
+run and an approval is open the panel never scrolls sideways and its type never changes. Screenshots go to `artifacts/vscode-e2e/` (or `$SHIRO_ARTIFACTS/vscode-e2e/`).
 
 Skips locally when code-server, Chromium or the npm packages are missing; fails under CI=true.
 """
@@ -34,6 +36,12 @@ def greet(name: str) -> str:
 - read the file
 - change the greeting
 - **then** write a test
+
+| file | change | tests | status |
+| --- | --- | --- | --- |
+| `hello.py` | rename the greeting | `tests/test_hello_greeting_is_renamed.py` | planned |
+
+The module lives at src/shiro_neko/some/deeply/nested/package/with_a_rather_long_module_name_indeed.py for now.
 
 Details follow as I work through it, one step at a time, so you can stop me at any point.
 """
@@ -101,13 +109,15 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert "/compact [focus]" in r["slashOptions"], r["slashOptions"]
     assert r["chips"] == ["hello.py"] and r["afterPick"] == "look at @hello.py ", (r["chips"], r["afterPick"])
     assert r["historyUp"] == PROMPT and r["historyDown"] == "my draft"
-    # The task tree: every task, the blocked note, the progress line as the view's description.
+    # The task tree: every task, the blocked note, a short summary as the view's description.
     items = r["tasks"]["items"]
     assert [i.split(" ")[0] for i in items][:2] == ["Read", "Rename"], items
     assert any("Publish the package" in i and "needs a release token" in i for i in items), items
-    assert r["tasks"]["description"].startswith("tasks ") and "1/4" in r["tasks"]["description"]
-    # The gauge: a percent, coloured by the server's level.
-    assert re.search(r"\d+%", r["gauge"]["gauge"] or ""), r["gauge"]
+    assert r["tasks"]["description"] == "1/4 done · 1 blocked", r["tasks"]
+    # The gauge: from the moment the server is ready (0.0 % before any turn), one decimal below
+    # 10 %, coloured by the server's level.
+    assert (r["gaugeAtStart"]["gauge"] or "").strip() == "0.0%", r["gaugeAtStart"]
+    assert re.fullmatch(r"\d+(\.\d)?%", (r["gauge"]["gauge"] or "").strip()), r["gauge"]
     assert "percent used" in r["gauge"]["aria"]
     # /compact from the palette reached the server (one more provider request, the summary); then
     # the slow turn, and the gauge's /compact: the queued prompt never reached the provider.
@@ -122,11 +132,38 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     after = "\n".join(row["text"] for row in r["after"])
     assert PROMPT in after and FINAL in after and "Compacted" not in after.split(PROMPT)[0]
     assert any("Publish the package" in i for i in r["tasksAfterReload"]["items"])
+    # The width users have: VS Code's default sidebar, not widened.
+    assert r["sidebarWidth"] < 400, r["sidebarWidth"]
+    # Nothing scrolls sideways or leaves the view, idle, while a turn runs, with an approval open,
+    # in the dark and the light theme; the conversation's type and colour are those of idle.
+    layouts = {entry["what"]: entry for entry in r["layouts"]}
+    for what in ("turn running, dark", "approval open, dark", "turn running, light", "turn running with a queued prompt, light"):
+        assert what in layouts, layouts.keys()
+    for what, entry in layouts.items():
+        for box in ("doc", "body", "transcript", "composer"):
+            assert entry[box]["scrollWidth"] <= entry[box]["clientWidth"], (what, box, entry[box], entry["viewWidth"])
+        assert not entry["outside"], (what, entry["outside"])
+        assert entry["bodyStyle"]["display"] == "block", (what, entry["bodyStyle"])
+    for idle, busy in (("turn finished, dark", "turn running, dark"), ("turn finished, dark", "approval open, dark"),
+                       ("before the turn, light", "turn running, light")):
+        assert layouts[busy]["busy"] and not layouts[idle]["busy"], (idle, busy)
+        for part in ("bodyStyle", "transcriptStyle", "userStyle"):
+            assert layouts[busy][part] == layouts[idle][part], (part, idle, layouts[idle][part], busy, layouts[busy][part])
+    # /compact, then a reload: the conversation before it is still shown, folded above the summary.
+    assert re.fullmatch(r"\d+ messages summarised", r["compactedFold"]), r["compactedFold"]
+    folded = "\n".join(row["text"] for row in r["foldedRows"])
+    assert PROMPT in folded and FINAL in folded, folded
+    # New Chat: the task tree is empty and has no badge; the gauge reads 0.0 %.
+    assert r["tasksAfterNewChat"]["items"] == 0 and r["tasksAfterNewChat"]["badge"] == "", r["tasksAfterNewChat"]
+    assert r["tasksAfterNewChat"]["description"] == "", r["tasksAfterNewChat"]
+    assert (r["gaugeAfterNewChat"]["gauge"] or "").strip() == "0.0%", r["gaugeAfterNewChat"]
+    assert any("Private chat" in row["text"] for row in r["privateChat"]), r["privateChat"]
     # No resource was refused by the Content Security Policy.
     assert not [c for c in r["console"] if "Content Security Policy" in c], r["console"]
     # Screenshots exist and show more than a blank workbench.
     expected = {"01-dark-mid-stream", "02-approval-card", "03-approval-diff", "04-task-tree", "05-light-theme",
-                "06-high-contrast", "07-resumed-after-reload", "08-compacted-from-palette", "09-file-picker"}
+                "06-high-contrast", "07-resumed-after-reload", "08-compacted-from-palette", "09-file-picker",
+                "10-history-after-compact-reload", "11-light-mid-turn", "12-new-chat"}
     assert expected <= set(r["shots"]), r["shots"].keys()
     for name in expected:
         shot = r["shots"][name]

@@ -65,8 +65,9 @@ def build_vsix() -> Path:
     global _vsix
     if _vsix is None:
         out = Path(tempfile.mkdtemp(prefix="shiro-vsix-")) / "shiro-neko.vsix"
+        # PYTHON builds the server's wheel the .vsix carries (the one-click set-up installs it).
         subprocess.run(["bash", str(EXTENSION / "scripts" / "package-vsix.sh"), str(out)], check=True,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable})
         _vsix = out
     return _vsix
 

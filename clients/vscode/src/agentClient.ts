@@ -3,6 +3,7 @@
 // store, the tree, the gauge and the panel subscribe once.
 
 import * as fs from 'fs';
+import * as os from 'os';
 import * as vscode from 'vscode';
 import {
   CancellationToken,
@@ -14,7 +15,8 @@ import {
   StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { findServer } from './serverPath';
+import { bundledWheel, findPython, pythonCandidates, runInstall } from './serverInstall';
+import { findServer, ServerLookup } from './serverPath';
 import type { ApproveParams, ApproveResult, EventPayload, StatusPayload, TodosPayload } from './wire';
 
 export const EVENT = 'shiro/event';
@@ -42,14 +44,21 @@ export class AgentClient implements vscode.Disposable {
   readonly onTodos = new vscode.EventEmitter<TodosPayload>();
   readonly onStatus = new vscode.EventEmitter<StatusPayload>();
   readonly onStarted = new vscode.EventEmitter<void>();
+  /** No server found (the gauge says so and offers the set-up). */
+  readonly onMissing = new vscode.EventEmitter<void>();
+  /** "Install shiro-neko" finished and the server runs: the panel opens its session now. */
+  readonly onInstalled = new vscode.EventEmitter<void>();
   approve: (params: ApproveParams, token: CancellationToken) => Promise<ApproveResult> = async () => ({ decision: 'deny' });
   readonly output: vscode.OutputChannel;
   private client: LanguageClient | undefined;
   private starting: Promise<boolean> | undefined;
   private missingShown: string | undefined;
   private command: string | undefined;
+  private interpreter: string | undefined;
+  private installing: Promise<boolean> | undefined;
 
-  constructor() {
+  /** `installDir`: the virtualenv "Install shiro-neko" makes; `wheelDir`: where the .vsix keeps the server's wheel. */
+  constructor(private readonly installDir?: string, private readonly wheelDir?: string) {
     this.output = vscode.window.createOutputChannel('Shiro Neko');
   }
 
@@ -63,12 +72,16 @@ export class AgentClient implements vscode.Disposable {
     return this.starting;
   }
 
-  private lookup(): ReturnType<typeof findServer> {
-    return findServer({
+  private lookupArgs(): ServerLookup {
+    return {
       setting: vscode.workspace.getConfiguration('shiro').get<string>('server.path') ?? undefined,
       folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
       pathEnv: process.env.PATH,
       platform: process.platform,
+      interpreter: this.interpreter,
+      home: os.homedir(),
+      pipxHome: process.env.PIPX_HOME,
+      installed: this.installDir,
       exists: (f) => {
         try {
           return fs.statSync(f).isFile();
@@ -76,7 +89,25 @@ export class AgentClient implements vscode.Disposable {
           return false;
         }
       },
-    });
+    };
+  }
+
+  private lookup(): ReturnType<typeof findServer> {
+    return findServer(this.lookupArgs());
+  }
+
+  /** The Python extension's selected interpreter, when that extension is installed (its public
+   * `environments` API); never waits more than two seconds for it. */
+  private async pythonInterpreter(): Promise<string | undefined> {
+    const ext = vscode.extensions.getExtension('ms-python.python');
+    if (!ext) return undefined;
+    try {
+      const api = (ext.isActive ? ext.exports : await Promise.race([ext.activate(), new Promise((r) => setTimeout(r, 2000))])) as
+        { environments?: { getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } } } | undefined;
+      return api?.environments?.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri)?.path || undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The running server is the one the settings name now (a settings change needs no restart). */
@@ -87,14 +118,22 @@ export class AgentClient implements vscode.Disposable {
 
   private async doStart(): Promise<boolean> {
     if (this.client) return true;
-    const found = this.lookup();
+    let found = this.lookup();
+    if ('missing' in found && found.canInstall) {
+      this.interpreter ??= await this.pythonInterpreter();
+      found = this.lookup();
+    }
     if ('missing' in found) {
       this.output.appendLine(found.missing);
+      this.onMissing.fire();
       if (this.missingShown === found.missing) return false; // said once is enough
       this.missingShown = found.missing;
-      void vscode.window.showErrorMessage(found.missing, 'Open setting', 'Show log').then((choice) => {
+      const actions = found.canInstall ? ['Install shiro-neko', 'Open setting'] : ['Open setting', 'Show log'];
+      // Not awaited: a toast can wait for ever in the notification centre, and nothing may wait on it.
+      void vscode.window.showErrorMessage(found.missing, ...actions).then((choice) => {
         if (choice === 'Open setting') void vscode.commands.executeCommand('workbench.action.openSettings', 'shiro.server.path');
         if (choice === 'Show log') this.output.show();
+        if (choice === 'Install shiro-neko') void this.install();
       });
       return false;
     }
@@ -128,6 +167,49 @@ export class AgentClient implements vscode.Disposable {
     }
     this.onStarted.fire();
     return true;
+  }
+
+  /** "Install shiro-neko": a virtualenv in the extension's global storage with the system Python,
+   * the bundled wheel installed there, then the server started. Concurrent callers share it. */
+  install(): Promise<boolean> {
+    this.installing ??= this.doInstall().finally(() => (this.installing = undefined));
+    return this.installing;
+  }
+
+  private async doInstall(): Promise<boolean> {
+    if (!this.installDir) return false;
+    const venv = this.installDir;
+    const started = Date.now();
+    const log = (line: string) => this.output.appendLine(line);
+    try {
+      const exe = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Installing shiro-neko', cancellable: false },
+        async (progress) => {
+          const o = { log, progress: (message: string, increment: number) => progress.report({ message, increment }) };
+          progress.report({ message: 'Looking for Python 3.11 or newer' });
+          this.interpreter ??= await this.pythonInterpreter();
+          const python = await findPython(pythonCandidates(process.platform, this.interpreter), o);
+          if (!python) throw new Error('no Python 3.11 or newer (with its venv module) was found; install one and try again');
+          const wheel = this.wheelDir ? bundledWheel(this.wheelDir) : undefined;
+          log(`installing ${wheel ?? 'shiro-neko from the package index'} into ${venv} with ${python}`);
+          return runInstall(python, venv, wheel, process.platform, o);
+        },
+      );
+      log(`installed ${exe} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      this.missingShown = undefined;
+      const ok = await this.start();
+      if (ok) {
+        vscode.window.setStatusBarMessage('shiro-neko: installed and started', 5000);
+        this.onInstalled.fire();
+      }
+      return ok;
+    } catch (err) {
+      log(`install failed: ${err instanceof Error ? err.message : err}`);
+      const choice = await vscode.window.showErrorMessage(`shiro-neko could not be installed: ${err instanceof Error ? err.message : err}`, 'Show log', 'Retry');
+      if (choice === 'Show log') this.output.show();
+      if (choice === 'Retry') return this.install();
+      return false;
+    }
   }
 
   /** A handler that throws must not take the others down with it. */
@@ -172,6 +254,8 @@ export class AgentClient implements vscode.Disposable {
     this.onTodos.dispose();
     this.onStatus.dispose();
     this.onStarted.dispose();
+    this.onMissing.dispose();
+    this.onInstalled.dispose();
     this.output.dispose();
   }
 }

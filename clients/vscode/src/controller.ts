@@ -33,10 +33,13 @@ export class Controller implements vscode.Disposable {
     readonly todos: TodoTree,
     public view: ChatView | undefined,
   ) {
+    // Registered at activation (and `onFileSystem:shiro-neko-notes` activates the extension), so
+    // a tab restored by a reload asks here; what this window never rendered is fetched again
+    // rather than shown blank (issue 25).
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(NOTES_SCHEME, {
         onDidChange: this.notesChanged.event,
-        provideTextDocumentContent: (uri) => this.notes.get(uri.toString()) ?? '',
+        provideTextDocumentContent: (uri) => this.notes.get(uri.toString()) ?? this.renderDoc(uri),
       }),
     );
   }
@@ -195,7 +198,8 @@ export class Controller implements vscode.Disposable {
       resume: () => this.resume(arg ? { id: arg } : { latest: true }),
       save: () => this.save(),
       memory: () => this.compactMemory(),
-      new: () => this.newSession(),
+      new: () => this.newSession(arg.trim() === 'private'),
+      private: () => this.newSession(true),
       clear: () => this.newSession(),
       stm: () => (arg.trim() === 'clear' ? this.clearStm() : this.showStm()),
       mcp: () => this.showMcp(),
@@ -225,6 +229,9 @@ export class Controller implements vscode.Disposable {
     try {
       const status = await this.client.execute<StatusPayload>('shiro.status', { workspace: this.workspace });
       this.store.load(status.sessionId, '', []);
+      // The server announces nothing for the session it makes here: the gauge reads 0.0 % now,
+      // not "starting" until the first turn (issue 25).
+      this.client.onStatus.fire(status);
     } catch (err) {
       this.client.output.appendLine(`no session: ${err}`);
     }
@@ -240,7 +247,7 @@ export class Controller implements vscode.Disposable {
       // Marked here, not before the request: a hydrate in between (the view becoming ready) must
       // not carry the resumed session's mark.
       this.view?.markNextHydrate(`resume:${sentAt}`);
-      this.store.load(r.sessionId, r.title, r.messages, notice);
+      this.store.load(r.sessionId, r.title, r.messages, notice, r.compacted ?? []);
     } catch (err) {
       if (quiet) throw err;
       this.fail('resume', err);
@@ -271,10 +278,13 @@ export class Controller implements vscode.Disposable {
     if (pick) await this.resume({ id: pick.id });
   }
 
-  async newSession(): Promise<void> {
+  /** New Chat; `isPrivate`: its short-term memory stays out of other sessions (`shiro.newSession
+   * {private: true}`, as Neovim's `:ShiroNew!`). */
+  async newSession(isPrivate = false): Promise<void> {
     try {
-      const { sessionId } = await this.client.execute<{ sessionId: string }>('shiro.newSession', { workspace: this.workspace });
-      this.store.load(sessionId, '', []);
+      const { sessionId } = await this.client.execute<{ sessionId: string }>('shiro.newSession', { workspace: this.workspace, ...(isPrivate ? { private: true } : {}) });
+      this.store.load(sessionId, '', [], isPrivate
+        ? 'Private chat: its short-term memory is never shown to other sessions.' : undefined);
       await this.view?.reveal();
     } catch (err) {
       this.fail('new session', err);
@@ -294,14 +304,20 @@ export class Controller implements vscode.Disposable {
 
   // -- context and memory ---------------------------------------------------------------------
   async compact(focus?: string): Promise<void> {
+    if (!this.store.rows.some((r) => r.kind === 'user' || r.kind === 'assistant' || r.kind === 'tool')) {
+      // The gauge's click on an empty chat: nothing to say an error about (issue 25).
+      vscode.window.setStatusBarMessage('shiro-neko: nothing to compact yet', 3000);
+      return;
+    }
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'shiro-neko: compacting the conversation…' },
       async () => {
         try {
           const r = await this.client.execute<{ summary: string; messagesBefore: number; messagesAfter: number }>(
             'shiro.compact', { ...this.target(), ...(focus ? { focus } : {}) });
+          // Shown as a reload will show it: the replaced messages folded, then the summary.
+          if (this.store.sessionId) await this.resume({ id: this.store.sessionId }, true).catch(() => undefined);
           this.store.addNotice(`Compacted: ${r.messagesBefore} messages summarised into ${r.messagesAfter}.`);
-          this.store.addNotice(r.summary);
         } catch (err) {
           this.fail('/compact', err);
         }
@@ -316,6 +332,23 @@ export class Controller implements vscode.Disposable {
       void vscode.window.showInformationMessage(`shiro-neko: ${text}`);
     } catch (err) {
       this.fail('/memory', err);
+    }
+  }
+
+  /** A document of NOTES_SCHEME by its name, from the server (a restored tab). */
+  private async renderDoc(uri: vscode.Uri): Promise<string> {
+    const name = decodeURIComponent(uri.path.replace(/^\//, '').replace(/\.md$/, ''));
+    try {
+      await this.opening;
+      let text: string;
+      if (name === 'Project memory') text = notesMarkdown((await this.client.execute<NotesResult>('shiro.notes', { workspace: this.workspace })).entries);
+      else if (name === 'Short-term memory') text = stmMarkdown(await this.client.execute<Parameters<typeof stmMarkdown>[0]>('shiro.stm', this.target()), Date.now());
+      else if (name === 'MCP servers') text = mcpMarkdown(await this.client.execute<Parameters<typeof mcpMarkdown>[0]>('shiro.mcp', { workspace: this.workspace }));
+      else return `# ${name}\n\nNothing to show: run the command that opened this again.\n`;
+      this.notes.set(uri.toString(), text);
+      return text;
+    } catch (err) {
+      return `# ${name}\n\nshiro-neko could not load this: ${err instanceof Error ? err.message : err}\n`;
     }
   }
 

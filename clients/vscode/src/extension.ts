@@ -1,10 +1,13 @@
 // Entry point: wires the client, the store, the panel, the task tree, the gauge and the commands.
+// Every view and provider is registered here, synchronously, before the server is even looked for:
+// the Tasks view shows the last list at once and a restored memory tab has its provider (issue 25).
 
 import * as vscode from 'vscode';
 import { activeFolder, AgentClient } from './agentClient';
 import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
+import { isShown, SessionFeeds } from './sessionFeeds';
 import { SessionStore } from './store';
 import { StatusGauge } from './statusBar';
 import { TodoTree } from './todoTree';
@@ -12,11 +15,15 @@ import { TodoTree } from './todoTree';
 let client: AgentClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  client = new AgentClient();
+  client = new AgentClient(
+    vscode.Uri.joinPath(context.globalStorageUri, 'server-venv').fsPath,
+    vscode.Uri.joinPath(context.extensionUri, 'dist', 'server').fsPath,
+  );
   const store = new SessionStore();
   const approvals = new ApprovalBroker(store);
-  const todos = new TodoTree();
+  const todos = new TodoTree(context.workspaceState);
   const gauge = new StatusGauge();
+  const feeds = new SessionFeeds();
   const controller = new Controller(client, store, approvals, todos, undefined);
   const view = new ChatView(context.extensionUri, store, (msg, v) => controller.onPanel(msg, v));
   controller.view = view;
@@ -26,7 +33,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   client.approve = (params, token) => approvals.ask(params, token);
+  const offReset = store.onReset(() => {
+    // Another session is shown (resume, New Chat): its tasks and its gauge, never the last one's.
+    if (!store.sessionId) return;
+    todos.update(feeds.todosOf(store.sessionId));
+    const status = feeds.statusOf(store.sessionId);
+    if (status) gauge.update(status);
+  });
   context.subscriptions.push(
+    { dispose: offReset },
     client.onEvent.event((ev) => {
       const queueChanged = store.apply(ev);
       if (queueChanged) view.postNow({ t: 'queue', queue: store.queue });
@@ -37,17 +52,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (ev.type === 'turn_end' && ev.status === 'completed') view.post({ t: 'command', name: 'focusInput' });
     }),
     client.onTodos.event((p) => {
-      if (!store.sessionId || p.sessionId === store.sessionId) todos.update(p);
+      feeds.todos(p);
+      if (isShown(store.sessionId, p.sessionId)) todos.update(p);
     }),
     client.onStatus.event((p) => {
-      if (!store.sessionId || p.sessionId === store.sessionId) gauge.update(p);
+      feeds.status(p);
+      if (isShown(store.sessionId, p.sessionId)) gauge.update(p);
     }),
+    client.onMissing.event(() => gauge.waiting('missing')),
+    client.onInstalled.event(() => void controller.resumeOnOpen()),
     approvals.onAsk.event(() => void view.reveal(false)),
   );
 
   const commands: Record<string, (...args: unknown[]) => unknown> = {
     'shiroNeko.focusChat': () => view.reveal(),
-    'shiroNeko.compact': () => controller.compact(),
+    'shiroNeko.compact': () => (gauge.missing ? client!.install() : controller.compact()),
     'shiroNeko.notes': () => controller.showNotes(),
     'shiroNeko.todos': () => controller.showTodos(),
     'shiroNeko.sessions': () => controller.pickSession(),
@@ -58,11 +77,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     'shiroNeko.stmClear': () => controller.clearStm(),
     'shiroNeko.mcp': () => controller.showMcp(),
     'shiroNeko.newSession': () => controller.newSession(),
+    'shiroNeko.newPrivateSession': () => controller.newSession(true),
     'shiroNeko.abort': () => controller.abort(),
     'shiroNeko.addSelection': () => controller.addSelection(),
     'shiroNeko.approve': () => approvals.decide(undefined, 'allow'),
     'shiroNeko.alwaysAllow': () => approvals.decide(undefined, 'always'),
     'shiroNeko.deny': () => approvals.decide(undefined, 'deny'),
+    'shiroNeko.installServer': () => client!.install(),
     'shiroNeko.restartServer': async () => {
       if (await client!.restart()) await controller.resumeOnOpen();
     },

@@ -10,28 +10,62 @@ export interface GaugeView {
   accessibility: string;
 }
 
+/** `shiro/status`'s `sandbox` (PROTOCOL.md: `{mode, enforced, reason?}`); read when the server sends it. */
+export interface SandboxState {
+  mode: string;
+  enforced: boolean;
+  reason?: string | null;
+}
+
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+/** One decimal below 10 % (a fresh session reads 0.0 %, a turn later 0.4 %), whole percents above. */
+export function percentText(percent: number): string {
+  const p = Number.isFinite(percent) ? Math.max(0, percent) : 0;
+  return p < 10 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
+}
+
+export function sandboxLine(s: SandboxState | undefined): string {
+  if (!s || typeof s.mode !== 'string') return '';
+  if (s.mode === 'off') return '**Sandbox** off: commands run unconfined';
+  if (!s.enforced) return `**Sandbox** ${s.mode}, **not enforced**${s.reason ? `: ${s.reason}` : ''}`;
+  return `**Sandbox** ${s.mode} (enforced)`;
+}
+
 export function gaugeView(s: StatusPayload): GaugeView {
-  const percent = Math.round(s.contextPercent);
+  const percent = percentText(s.contextPercent);
   const icon = s.running ? '$(sync~spin)' : '$(dashboard)';
   const cost = s.costUsd === null || s.costUsd === undefined ? 'unknown' : `$${s.costUsd.toFixed(4)}`;
+  const sandbox = (s as StatusPayload & { sandbox?: SandboxState }).sandbox;
+  const side = s.sideInputTokens || s.sideOutputTokens
+    ? ` (side requests: ${fmt(s.sideInputTokens ?? 0)} in · ${fmt(s.sideOutputTokens ?? 0)} out)` : '';
   const tooltip = [
-    `**Context** ${percent}% — ${fmt(s.contextTokens)} of ${fmt(s.contextThreshold)} tokens`,
+    `**Context** ${percent}: about ${fmt(s.contextTokens)} tokens (estimate) of the ${fmt(s.contextThreshold)}-token threshold`,
     '',
     `**Model** ${s.model}${s.provider ? ` (${s.provider})` : ''}`,
     '',
-    `**Tokens** ${fmt(s.inputTokens)} in · ${fmt(s.outputTokens)} out`,
+    `**Provider's counts** ${fmt(s.inputTokens)} in · ${fmt(s.outputTokens)} out${side}`,
     '',
     `**Cost** ${cost}`,
+    '',
+    sandboxLine(sandbox),
     '',
     s.queued ? `${s.queued} queued` : '',
     'Click to compact the conversation (/compact).',
   ].filter((l, i, all) => l !== '' || (all[i - 1] ?? '') !== '').join('\n');
+  const unenforced = sandbox && sandbox.mode !== 'off' && !sandbox.enforced;
   return {
-    text: `${icon} ${percent}%`,
+    text: `${icon} ${percent}${unenforced ? ' $(warning)' : ''}`,
     tooltip,
     background: s.level === 'red' ? 'error' : s.level === 'amber' ? 'warning' : null,
-    accessibility: `shiro-neko context ${percent} percent used, ${s.model}`,
+    accessibility: `shiro-neko context ${percent.replace('%', ' percent')} used, ${s.model}${unenforced ? ', sandbox not enforced' : ''}`,
   };
+}
+
+/** Before the server has said anything: starting, or not found. */
+export function waitingView(state: 'starting' | 'missing'): GaugeView {
+  return state === 'starting'
+    ? { text: '$(sync~spin) shiro', tooltip: 'shiro-neko: starting the language server…', background: null, accessibility: 'shiro-neko starting' }
+    : { text: '$(warning) shiro', tooltip: 'shiro-neko: the language server is not installed. Click to set it up.', background: 'warning',
+        accessibility: 'shiro-neko language server not installed' };
 }

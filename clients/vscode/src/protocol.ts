@@ -239,6 +239,7 @@ export interface ResumeResult {
   todos: Todo[];
   forkedFrom?: string | null;
   workspace?: string | null;
+  compacted?: CompactedSpan[];
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -316,6 +317,18 @@ export interface Todo {
   content: string;
   status: 'blocked' | 'completed' | 'in_progress' | 'pending';
   note?: string | null;
+}
+/**
+ * Messages a /compact replaced, kept for display only: clients show them folded above the
+ * summary (after a reload and on resume too); no request ever carries them (the wire view is
+ * built from `messages` alone).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CompactedSpan".
+ */
+export interface CompactedSpan {
+  compactedAt?: string;
+  messages?: (UserMessage | AssistantMessage | ToolMessage)[];
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema

@@ -1,7 +1,7 @@
 // The context gauge in the status bar; clicking it runs /compact. At most two updates a second.
 
 import * as vscode from 'vscode';
-import { gaugeView } from './gauge';
+import { gaugeView, GaugeView, waitingView } from './gauge';
 import type { StatusPayload } from './wire';
 
 export class StatusGauge implements vscode.Disposable {
@@ -14,9 +14,15 @@ export class StatusGauge implements vscode.Disposable {
     this.item = vscode.window.createStatusBarItem('shiroNeko.context', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'Shiro Neko context';
     this.item.command = 'shiroNeko.compact';
-    this.item.text = '$(dashboard) shiro';
-    this.item.tooltip = 'shiro-neko: starting';
+    this.show(waitingView('starting'));
     this.item.show();
+  }
+
+  /** No status yet: the server starts, or was not found (a click then offers the set-up). */
+  missing = false;
+  waiting(state: 'starting' | 'missing'): void {
+    this.missing = state === 'missing';
+    if (!this.last) this.show(waitingView(state));
   }
 
   update(status: StatusPayload): void {
@@ -30,7 +36,11 @@ export class StatusGauge implements vscode.Disposable {
     this.timer = undefined;
     if (!this.last) return;
     this.shownAt = Date.now();
-    const v = gaugeView(this.last);
+    this.missing = false;
+    this.show(gaugeView(this.last));
+  }
+
+  private show(v: GaugeView): void {
     this.item.text = v.text;
     const tip = new vscode.MarkdownString(v.tooltip);
     tip.supportThemeIcons = true;

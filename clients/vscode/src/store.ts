@@ -39,6 +39,19 @@ function inputText(input: unknown): string {
 
 export type OpListener = (op: PanelOp) => void;
 
+/** The rows of messages shown folded (their ids prefixed so they never clash with the session's). */
+export function foldedRows(messages: Message[], prefix: string): Row[] {
+  const sub = new SessionStore();
+  sub.load('', '', messages);
+  // A call there without its result never runs again: no spinner for it.
+  return sub.rows.map((r) => ({
+    ...r,
+    id: prefix + r.id,
+    streaming: false,
+    tool: r.tool?.state === 'running' ? { ...r.tool, state: 'done' } : r.tool,
+  }));
+}
+
 interface PendingPrompt {
   key: string;
   text: string;
@@ -258,8 +271,9 @@ export class SessionStore {
   }
 
   // -- whole transcripts ---------------------------------------------------------------------
-  /** Replaces everything with a resumed (or new, empty) session. */
-  load(sessionId: string, title: string, messages: Message[], notice?: string): void {
+  /** Replaces everything with a resumed (or new, empty) session. `compacted`: what earlier
+   * /compacts replaced (display only), each shown folded before what follows it. */
+  load(sessionId: string, title: string, messages: Message[], notice?: string, compacted: { messages?: Message[] }[] = []): void {
     this.sessionId = sessionId;
     this.title = title;
     this.rows = [];
@@ -272,6 +286,12 @@ export class SessionStore {
     const silent = this.listeners;
     this.listeners = new Set();
     try {
+      compacted.forEach((span, i) => {
+        const folded = span.messages ?? [];
+        if (!folded.length) return;
+        const n = folded.length;
+        this.add({ kind: 'compacted', text: `${n} ${n === 1 ? 'message' : 'messages'} summarised`, folded: foldedRows(folded, `c${i}-`) });
+      });
       for (const message of messages) this.loadMessage(message);
       if (notice) this.add({ kind: 'notice', text: notice });
     } finally {

@@ -6,14 +6,14 @@ export interface TodoItemView {
   id: string;
   label: string;
   icon: 'pass-filled' | 'sync~spin' | 'circle-large-outline' | 'error';
-  color?: 'testing.iconPassed' | 'testing.iconFailed' | 'charts.blue';
+  color?: 'charts.green' | 'testing.iconFailed' | 'charts.blue';
   description: string;
   tooltip: string;
   contextValue: string;
 }
 
 const STATE: Record<Todo['status'], Pick<TodoItemView, 'icon' | 'color'> & { word: string }> = {
-  completed: { icon: 'pass-filled', color: 'testing.iconPassed', word: 'done' },
+  completed: { icon: 'pass-filled', color: 'charts.green', word: 'done' },
   in_progress: { icon: 'sync~spin', color: 'charts.blue', word: 'in progress' },
   pending: { icon: 'circle-large-outline', word: 'pending' },
   blocked: { icon: 'error', color: 'testing.iconFailed', word: 'blocked' },
@@ -33,6 +33,15 @@ export function todoItems(todos: Todo[]): TodoItemView[] {
       contextValue: `todo.${t.status}`,
     };
   });
+}
+
+/** The view's description: `1/4 done · 1 blocked`, short enough for a 300 px sidebar (the
+ * seed's 24-character bar of `rendered` was cut off there; issue 25). */
+export function progressSummary(todos: Todo[]): string {
+  if (!todos.length) return '';
+  const done = todos.filter((t) => t.status === 'completed').length;
+  const blocked = todos.filter((t) => t.status === 'blocked').length;
+  return `${done}/${todos.length} done${blocked ? ` · ${blocked} blocked` : ''}`;
 }
 
 /** The seed's progress line (`tasks ####.... 1/3`), the first line of `rendered`. */

@@ -1,8 +1,14 @@
-// The task sidebar: a tree fed live by `shiro/todos`, the seed's progress line as its description.
+// The task sidebar: a tree fed live by `shiro/todos`, a short progress summary as its description.
+// Registered at activation, before the server answers, and filled at once from the last list this
+// workspace showed (kept in workspaceState), so a reload never shows "no data provider" or an empty
+// tree for seconds (issue 25).
 
 import * as vscode from 'vscode';
-import { pendingCount, progressLine, todoItems, TodoItemView } from './todoItems';
+import { pendingCount, progressSummary, todoItems, TodoItemView } from './todoItems';
 import type { TodosPayload } from './wire';
+
+const CACHE_KEY = 'shiroNeko.lastTodos';
+const EMPTY = 'No tasks yet. The agent plans multi-step work here.';
 
 export class TodoTree implements vscode.TreeDataProvider<TodoItemView>, vscode.Disposable {
   private items: TodoItemView[] = [];
@@ -11,19 +17,22 @@ export class TodoTree implements vscode.TreeDataProvider<TodoItemView>, vscode.D
   readonly view: vscode.TreeView<TodoItemView>;
   payload: TodosPayload | undefined;
 
-  constructor() {
+  constructor(private readonly cache?: vscode.Memento) {
     this.view = vscode.window.createTreeView('shiroNeko.todos', { treeDataProvider: this, showCollapseAll: false });
-    this.view.message = 'No tasks yet. The agent plans multi-step work here.';
+    this.view.message = EMPTY;
+    const cached = cache?.get<TodosPayload>(CACHE_KEY);
+    if (cached && Array.isArray(cached.todos)) this.update(cached, false);
   }
 
-  update(payload: TodosPayload): void {
+  update(payload: TodosPayload, remember = true): void {
     this.payload = payload;
     this.items = todoItems(payload.todos);
-    this.view.description = progressLine(payload);
-    this.view.message = payload.todos.length ? undefined : 'No tasks yet. The agent plans multi-step work here.';
+    this.view.description = progressSummary(payload.todos);
+    this.view.message = payload.todos.length ? undefined : EMPTY;
     const open = pendingCount(payload.todos);
     this.view.badge = open ? { value: open, tooltip: `${open} open ${open === 1 ? 'task' : 'tasks'}` } : undefined;
     this.changed.fire();
+    if (remember) void this.cache?.update(CACHE_KEY, payload);
   }
 
   getTreeItem(item: TodoItemView): vscode.TreeItem {

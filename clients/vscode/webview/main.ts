@@ -319,7 +319,9 @@ function setBusy(value: boolean): void {
   busy = value;
   busyEl.hidden = !busy;
   stopBtn.hidden = !busy;
-  document.body.classList.toggle('busy', busy);
+  // A data attribute, not a class: `.busy` styles the "Working…" label, and a class on <body>
+  // turned the whole page into that label while a turn ran (issue 25).
+  document.body.dataset.turn = busy ? 'running' : 'idle';
 }
 
 function renderQueue(queue: QueuedPrompt[]): void {

@@ -103,7 +103,8 @@ function toolCard(entry: RowEntry, actions: RowActions): HTMLElement {
     box.setAttribute('role', ask ? 'group' : 'note');
     box.setAttribute('aria-label', 'Approval');
     const title = h('div', 'ask-title');
-    title.append(icon('shield'), document.createTextNode(` shiro-neko wants to ${tool.ask.title}`));
+    // The words in a box of their own: at 300 px they wrap beside the icon, not below it.
+    title.append(icon('shield'), h('span', 'ask-title-text', `shiro-neko wants to ${tool.ask.title}`));
     if (tool.ask.stats) title.appendChild(h('span', 'ask-stats', tool.ask.stats));
     box.appendChild(title);
     if (tool.ask.hunk?.length) {
@@ -197,6 +198,31 @@ export function renderRow(entry: RowEntry, actions: RowActions, deadline = Infin
     case 'tool':
       el.replaceChildren(toolCard(entry, actions));
       return true;
+    case 'compacted': {
+      // The messages a /compact replaced: one line until opened, then rendered once (issue 25).
+      const details = h('details', 'compacted');
+      details.open = actions.expanded(row.id);
+      const summary = h('summary');
+      summary.append(icon('history'), h('span', 'compacted-text', row.text));
+      const body = h('div', 'compacted-body');
+      const fill = () => {
+        if (body.childElementCount || !details.open) return;
+        for (const child of row.folded ?? []) {
+          const sub: RowEntry = { row: child, el: h('div') };
+          renderRow(sub, actions);
+          body.appendChild(sub.el);
+        }
+      };
+      details.addEventListener('toggle', () => {
+        actions.setExpanded(row.id, details.open);
+        fill();
+      });
+      details.append(summary, body);
+      fill();
+      el.setAttribute('role', 'note');
+      el.replaceChildren(details);
+      return true;
+    }
     case 'notice':
     case 'error': {
       el.setAttribute('role', row.kind === 'error' ? 'alert' : 'note');

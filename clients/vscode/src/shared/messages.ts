@@ -3,7 +3,9 @@
 
 export const PANEL_PROTOCOL_VERSION = 1;
 
-export type RowKind = 'user' | 'assistant' | 'reasoning' | 'tool' | 'notice' | 'error';
+/** `compacted`: the messages a /compact replaced, folded under "N messages summarised" (its
+ * `folded` rows are rendered when the user opens it). */
+export type RowKind = 'user' | 'assistant' | 'reasoning' | 'tool' | 'notice' | 'error' | 'compacted';
 
 export interface AskView {
   title: string;
@@ -39,6 +41,8 @@ export interface Row {
   streaming?: boolean;
   attachments?: string[];
   tool?: ToolView;
+  /** For `compacted`: the rows it folds, oldest first. */
+  folded?: Row[];
 }
 
 export interface QueuedPrompt {
@@ -105,6 +109,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'save', hint: '', description: 'Save the session now' },
   { name: 'memory', hint: '', description: 'Compact the project memory' },
   { name: 'new', hint: '', description: 'Start a new chat' },
+  { name: 'private', hint: '', description: 'Start a new private chat (its short-term memory stays out of other sessions)' },
   { name: 'stm', hint: '[clear]', description: 'Show (or clear) the short-term memory the next turn is told' },
   { name: 'mcp', hint: '', description: 'Show the MCP servers and their tools' },
 ];

@@ -77,13 +77,15 @@ async function openPanel() {
     await palette('Shiro Neko: Focus Chat'); // the restored layout may have hidden it
     frame = await panelFrame();
   }
-  await widenSidebar();
+  // At VS Code's default sidebar width (about 300 px), the width users have (issue 25); a bench
+  // may ask for another.
+  if (config.sidebarWidth) await widenSidebar(config.sidebarWidth);
   step('panel open');
   return frame;
 }
 
-/** A chat panel is read at 500 px or so, not the default 300: drag the sidebar's sash. */
-async function widenSidebar(width = 560) {
+/** Drag the sidebar's sash to `width` px (only when a config asks for it). */
+async function widenSidebar(width) {
   const box = await page.locator('.part.sidebar').boundingBox();
   if (!box || box.width >= width - 10) return;
   const x = box.x + box.width + 1, y = box.y + box.height / 2;
@@ -115,7 +117,67 @@ async function send(frame, text) {
   step(`sent: ${text.slice(0, 40)}`);
 }
 
+/** The panel's layout and type while something happens: nothing may scroll sideways, every
+ * control stays inside the view, and the conversation's font and colour never change (issue 25:
+ * a `busy` class on <body> made the page inline-flex, 14.4 px and 447–692 px wide during turns). */
+async function layout(frame, what) {
+  const l = await frame.evaluate(() => {
+    const style = (el) => {
+      if (!el) return null;
+      const c = getComputedStyle(el);
+      return { fontSize: c.fontSize, fontFamily: c.fontFamily, color: c.color, opacity: c.opacity, display: c.display };
+    };
+    const t = document.getElementById('transcript');
+    const outside = [...document.querySelectorAll('#send, #stop:not([hidden]), .ask-buttons button, .ask-title, .row')]
+      .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .map((e) => `${e.id || e.className}: right ${Math.round(e.getBoundingClientRect().right)}`);
+    return {
+      viewWidth: window.innerWidth,
+      doc: { scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth },
+      body: { scrollWidth: document.body.scrollWidth, clientWidth: document.body.clientWidth },
+      transcript: { scrollWidth: t.scrollWidth, clientWidth: t.clientWidth },
+      composer: { scrollWidth: document.getElementById('composer').scrollWidth, clientWidth: document.getElementById('composer').clientWidth },
+      outside,
+      busy: !document.getElementById('busy').hidden,
+      bodyStyle: style(document.body),
+      transcriptStyle: style(t),
+      userStyle: style(document.querySelector('#rows .row.user .bubble')),
+      answerStyle: style(document.querySelector('#rows .row.assistant .md p')),
+    };
+  });
+  l.what = what;
+  (out.layouts ??= []).push(l);
+  return l;
+}
+
 const rowsText = (frame) => frame.$$eval('#rows .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
+
+/** The Tasks view when the session has none: its message and the container's badge. */
+async function tasksEmpty() {
+  const header = page.locator('.pane-header[aria-label^="Tasks"]').first();
+  await header.waitFor({ timeout: T });
+  if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+  await page.waitForFunction(() => {
+    const pane = document.querySelector('.pane-header[aria-label^="Tasks"]')?.closest('.pane');
+    return pane && !pane.querySelector('[role="treeitem"]');
+  }, null, { timeout: T });
+  return page.$eval('.pane-header[aria-label^="Tasks"]', (h) => {
+    const pane = h.closest('.pane');
+    return {
+      items: pane.querySelectorAll('[role="treeitem"]').length,
+      message: pane.querySelector('.pane-body')?.innerText.trim() ?? '',
+      description: pane.querySelector('.pane-header .description')?.textContent ?? '',
+      badge: document.querySelector('.activitybar [aria-label^="Shiro Neko"]')?.closest('.action-item')?.querySelector('.badge-content')?.textContent ?? '',
+    };
+  });
+}
+
+/** The gauge once it shows a figure (the server answered). */
+async function gaugeShown() {
+  await page.waitForSelector('.part.statusbar [aria-label^="shiro-neko context"]', { timeout: T });
+  await page.waitForTimeout(700); // at most two updates a second
+  return statusText();
+}
 
 async function statusText() {
   return page.$eval('.part.statusbar', (el) => {
@@ -187,17 +249,21 @@ async function mainScenario() {
   await page.waitForTimeout(1500);
   await shot('00-blank-workbench', 'the workbench before the extension panel is opened (the blank reference)');
   let frame = await openPanel();
-  out.gaugeAtStart = await statusText();
+  out.gaugeAtStart = await gaugeShown();
+  out.sidebarWidth = await page.$eval('.part.sidebar', (b) => b.offsetWidth);
+  await layout(frame, 'idle, dark');
 
   // 1. A streamed answer with markdown and code, then a todo list, then an edit that needs approval.
   await send(frame, config.prompt);
   await frame.waitForSelector('#rows .row.assistant.streaming .md-block', { timeout: T });
   await frame.waitForFunction(() => (document.querySelector('#rows .row.assistant')?.innerText.length ?? 0) > 150, null, { timeout: T });
   out.midStream = await frame.$eval('#rows .row.assistant', (r) => ({ streaming: r.classList.contains('streaming'), chars: r.innerText.length }));
+  await layout(frame, 'turn running, dark');
   await shot('01-dark-mid-stream', 'dark theme: the answer streaming in the chat panel (markdown, code block with copy button), the stop button and "Working…"');
 
   await frame.waitForSelector('#rows .tool.asking', { timeout: T });
   out.askCard = await frame.$eval('#rows .tool.asking', (c) => c.innerText);
+  await layout(frame, 'approval open, dark');
   await shot('02-approval-card', 'an edit waiting for approval: the tool card with its first hunk and Allow / Always allow / Deny / Show diff');
   await frame.locator('#rows .tool.asking button', { hasText: 'Show diff' }).click();
   await page.waitForSelector('.monaco-diff-editor', { timeout: T });
@@ -210,6 +276,7 @@ async function mainScenario() {
   await frame.waitForFunction((t) => document.querySelector('#rows')?.innerText.includes(t), config.finalText, { timeout: T });
   await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true, null, { timeout: T });
   out.diffClosed = !(await page.$('.monaco-diff-editor'));
+  await layout(frame, 'turn finished, dark');
   step('turn finished');
 
   // The composer, keyboard only: `/` completes commands, `@` picks a file, Up/Down walk history.
@@ -247,7 +314,9 @@ async function mainScenario() {
   await shot('05-light-theme', 'light theme: the same conversation, tool cards and tasks follow the theme colours');
   await theme('Dark High Contrast', 'hc-black');
   await shot('06-high-contrast', 'high contrast dark: borders on cards, bubbles and code');
-  await theme('Dark Modern', 'vs-dark');
+  // The rest runs in the light theme: the layout checks of a turn hold in both.
+  await theme('Light Modern', 'vs');
+  await layout(frame, 'idle, light');
 
   // 4. Reload the window: the session comes back.
   out.before = await rowsText(frame);
@@ -267,13 +336,31 @@ async function mainScenario() {
   await frame.waitForFunction(() => document.querySelector('#rows')?.innerText.includes('Compacted:'), null, { timeout: T });
   await page.waitForTimeout(700);
   out.afterCompact = await statusText();
-  await shot('08-compacted-from-palette', '/compact run from the command palette: the notice and the summary in the panel, the gauge back down');
+  await shot('08-compacted-from-palette', '/compact run from the command palette: the replaced messages folded, the summary, the notice, the gauge back down');
+
+  // 5b. A reload after /compact: the conversation before it is still there, folded (issue 25).
+  await page.reload({ waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: T });
+  frame = await openPanel();
+  await frame.waitForSelector('#rows .row.compacted', { timeout: T });
+  out.compactedFold = await frame.$eval('#rows .row.compacted', (r) => r.innerText.trim());
+  await frame.locator('#rows .row.compacted summary').first().click();
+  await frame.waitForSelector('#rows .row.compacted .compacted-body .row', { timeout: T });
+  out.afterCompactReload = await rowsText(frame);
+  out.foldedRows = await frame.$$eval('#rows .row.compacted .compacted-body > .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
+  await shot('10-history-after-compact-reload', 'after /compact and a window reload (light theme): the messages before it, opened from "N messages summarised", above the summary');
+  await frame.locator('#rows .row.compacted summary').first().click(); // folded again
 
   // 6. A prompt typed while a turn runs is queued as a chip; Esc aborts the turn and clears the queue.
+  const idleLight = await layout(frame, 'before the turn, light');
   await send(frame, config.slowPrompt);
   await frame.waitForSelector('#rows .row.assistant.streaming', { timeout: T });
+  await layout(frame, 'turn running, light');
   await send(frame, config.queuedPrompt);
   await frame.waitForSelector('#queue .queued', { timeout: T });
+  await layout(frame, 'turn running with a queued prompt, light');
+  await shot('11-light-mid-turn', 'light theme, a turn running with a prompt queued: the same type and colours as before it, nothing off-screen');
+  void idleLight;
   out.queuedChips = await frame.$$eval('#queue .queued-text', (c) => c.map((e) => e.textContent));
   await frame.locator('#input').press('Escape');
   await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && !document.querySelector('#queue .queued'), null, { timeout: T });
@@ -288,6 +375,19 @@ async function mainScenario() {
   await frame.waitForFunction((n) => [...document.querySelectorAll('#rows .row.notice')].filter((e) => e.textContent.includes('Compacted:')).length > n, compacted, { timeout: T });
   out.gaugeCompacted = true;
   step('compacted from the gauge');
+
+  // 8. New Chat: an empty panel, an empty task tree without a badge, the gauge at 0.0 %.
+  const before = await frame.evaluate(() => document.body.dataset.session);
+  await palette('Shiro Neko: New Chat');
+  await frame.waitForFunction((b) => document.body.dataset.session && document.body.dataset.session !== b && !document.querySelector('#rows .row'), before, { timeout: T });
+  out.tasksAfterNewChat = await tasksEmpty();
+  await page.waitForTimeout(800);
+  out.gaugeAfterNewChat = await statusText();
+  await shot('12-new-chat', 'New Chat: an empty conversation, no tasks and no badge, the gauge at 0.0 %');
+  // 9. A private chat says so.
+  await palette('Shiro Neko: New Private Chat');
+  await frame.waitForFunction(() => document.querySelector('#rows')?.innerText.includes('Private chat'), null, { timeout: T });
+  out.privateChat = await rowsText(frame);
 
   const blank = out.shots['00-blank-workbench'].path;
   for (const [name, s] of Object.entries(out.shots)) if (name !== '00-blank-workbench') s.diffFromBlank = await pixelDiff(blank, s.path);
@@ -324,6 +424,7 @@ async function streamOnce(frame, run) {
 async function streamBench() {
   await workbench();
   const frame = await openPanel();
+  out.sidebarWidth = await page.$eval('.part.sidebar', (b) => b.offsetWidth);
   await frame.waitForFunction(() => document.body.dataset.session, null, { timeout: T });
   out.streams = [];
   for (let run = 0; run < (config.runs ?? 1); run++) {
@@ -352,6 +453,7 @@ async function resumeFigures(frame) {
 async function resumeBench() {
   await workbench();
   let frame = await openPanel();
+  out.sidebarWidth = await page.$eval('.part.sidebar', (b) => b.offsetWidth);
   out.resume = { open: await resumeFigures(frame), reloads: [] };
   step('resumed on open');
   for (let run = 0; run < (config.runs ?? 1); run++) {
@@ -365,8 +467,28 @@ async function resumeBench() {
   }
 }
 
+/** A first start with no server anywhere: accept "Install shiro-neko", then chat (bench/vscode_install.py). */
+async function installScenario() {
+  await workbench();
+  out.workbenchMs = Date.now() - t0;
+  const offer = page.locator('.notifications-toasts .monaco-button', { hasText: 'Install shiro-neko' }).first();
+  await offer.waitFor({ timeout: T });
+  out.offerMs = Date.now() - t0;
+  await shot('install-offer', 'no shiro-lsp anywhere: the extension offers "Install shiro-neko"');
+  await offer.click();
+  step('accepted the install');
+  const frame = await openPanel();
+  await page.waitForSelector('.part.statusbar [aria-label^="shiro-neko context"]', { timeout: 20 * T });
+  out.serverReadyMs = Date.now() - t0;
+  await send(frame, config.prompt);
+  await frame.waitForFunction((x) => document.querySelector('#rows')?.innerText.includes(x), config.finalText, { timeout: T });
+  out.firstAnswerMs = Date.now() - t0;
+  await shot('install-first-answer', 'the first answer from the server the extension installed');
+}
+
 try {
   if (config.scenario === 'main') await mainScenario();
+  else if (config.scenario === 'install') await installScenario();
   else if (config.scenario === 'stream') await streamBench();
   else if (config.scenario === 'resume') await resumeBench();
   else throw new Error(`unknown scenario ${config.scenario}`);
