@@ -473,9 +473,24 @@ export interface StatusPayload {
   costUsd: number | null;
   running: boolean;
   queued: number;
+  sandbox: SandboxStatus;
   sideInputTokens?: number;
   sideOutputTokens?: number;
   sideCostUsd?: number | null;
+}
+/**
+ * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (PROTOCOL.md, "Workspace
+ * trust"). `enforced` is false for `off` too; clients warn when `mode` is not `off` and
+ * `enforced` is false: commands then run only with the user's yes. `reason` says why it is not
+ * enforced (no bubblewrap, or bubblewrap failed to start, with its first line of error).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SandboxStatus".
+ */
+export interface SandboxStatus {
+  mode: 'off' | 'read-only' | 'workspace-write';
+  enforced: boolean;
+  reason?: string | null;
 }
 /**
  * `shiro.stm`: what the next turn of that session would be told.
