@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import workspace_fs
+
 CAP_BYTES = 32 * 1024
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 HEADING = "Project instructions (from the files below; later, nearer ones take precedence):"
@@ -51,11 +53,17 @@ def _dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
     return ordered
 
 
-def _instruction_file(directory: Path) -> Path | None:
+def _instruction_file(root: Path, directory: Path) -> tuple[Path, bytes] | None:
+    """The first instruction file of `directory` and its first bytes, read beneath the root's
+    descriptor (`workspace_fs`): an AGENTS.md that is a link out of the workspace, or becomes one
+    while it is read, is not an instruction file of this project; a FIFO is not one either."""
     for name in FILE_NAMES:
         candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        try:
+            # More than the cap could never be shown anyway.
+            return candidate, workspace_fs.read_bytes(root, candidate, max_bytes=CAP_BYTES)
+        except OSError:
+            continue  # missing, outside, not a regular file or unreadable: the next name, or none
     return None
 
 
@@ -64,17 +72,12 @@ def collect_instructions(root: Path, touched: Iterable[Path] = ()) -> str:
     root = root.resolve()  # once: it is resent every step, and each resolve is a walk of lstat calls
     sections: list[tuple[str, str]] = []
     for directory in _dirs(root, touched):
-        found = _instruction_file(directory)
+        found = _instruction_file(root, directory)
         if found is None:
             continue
-        try:
-            with found.open("rb") as handle:
-                data = handle.read(CAP_BYTES + 1)  # more than this could never be shown anyway
-        except OSError:
-            continue  # unreadable: skip it rather than fail the whole request
-        text = data.decode("utf-8", errors="replace").strip()
+        text = found[1].decode("utf-8", errors="replace").strip()
         if text:
-            sections.append((found.relative_to(root).as_posix(), text))
+            sections.append((found[0].relative_to(root).as_posix(), text))
     if not sections:
         return ""
     parts = [HEADING]

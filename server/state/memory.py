@@ -35,7 +35,7 @@ from pathlib import Path
 
 import msgspec
 
-from .atomic import StateError, copy_aside_corrupt, file_lock, warn_corrupt_once, write_atomic
+from .atomic import DamagedFile, StateError, copy_aside_corrupt, read_state_file, file_lock, warn_corrupt_once, write_atomic
 
 
 from ..model.memory import KINDS, MemoryEntry, MemoryKind
@@ -235,9 +235,12 @@ class ProjectMemory:
 
     def _read(self) -> list[MemoryEntry]:
         try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+            read = read_state_file(self.path)
+        except DamagedFile:
+            return []  # a FIFO, link or device: moved aside (or ignored), read as empty
+        if read is None:
             return []
+        data = read[0]
         if not data.strip():
             return []  # nothing there to lose, so nothing to copy aside
         try:
