@@ -232,7 +232,16 @@ def _walk_parent(root: Path | str, root_fd: int, rel: str, *, make_parents: bool
                 links += 1
                 if links > MAX_LINKS:
                     raise OSError(errno.ELOOP, "too many levels of symbolic links", rel)
-                from_root, parts = _link_target(root, rel, os.readlink(name, dir_fd=stack.top))
+                try:
+                    target = os.readlink(name, dir_fd=stack.top)
+                except OSError as exc:
+                    # No longer a link (EINVAL) or gone: swapped since the lstat, look again.
+                    if exc.errno in (errno.EINVAL, errno.ENOENT) and retries < _RETRIES:
+                        retries += 1
+                        todo.append(name)
+                        continue
+                    raise
+                from_root, parts = _link_target(root, rel, target)
                 if from_root:
                     stack.to_root()
                     walked.clear()
