@@ -21,6 +21,7 @@ import msgspec
 from . import wire_chat, wire_responses
 from ...config import WireApi
 from ...trace import mark
+from .bounded_stream import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, bounded_stream_class
 from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,9 @@ class EndpointConfig:
     wire_api: WireApi = "responses"
     store: bool = True
     backoff_base: float = 0.5
+    # Caps on one response (agent/provider/bounded_stream.py); settings maxEventBytes, maxResponseBytes.
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 # A provider's Retry-After is obeyed up to this many seconds; a longer wait is this one.
@@ -228,8 +232,6 @@ class OpenAIProvider:
         return self._client
 
     async def _open(self, body: dict[str, Any]) -> Any:  # the SDK's AsyncStream (iterable, closable)
-        from openai import AsyncStream
-
         client = self._get_client()
         path = "/responses" if self._wire == "responses" else "/chat/completions"
         try:
@@ -239,7 +241,7 @@ class OpenAIProvider:
                 content=_encoder.encode(body),
                 options={"headers": {"Content-Type": "application/json"}},
                 stream=True,
-                stream_cls=AsyncStream[object],
+                stream_cls=bounded_stream_class(self.config.max_event_bytes, self.config.max_response_bytes),
             )
         except Exception as exc:  # translated so the loop sees one error type
             raise translate_error(exc) from exc
