@@ -44,6 +44,32 @@ class StateError(Exception):
     """Base of every state error; `str()` is the message a person sees."""
 
 
+class StateUnwritable(StateError):
+    """The state home cannot be written (read-only, full, no permission): nothing will be saved."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path = path
+        self.errno = exc.errno
+        why = {errno.EROFS: "is on a read-only file system", errno.ENOSPC: "is on a full disk",
+               errno.EDQUOT: "is over its disk quota"}.get(exc.errno or 0, f"cannot be written ({exc.strerror or exc})")
+        super().__init__(f"nothing can be saved: {path} {why}")
+
+
+_UNWRITABLE = (errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM)
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """OSErrors that mean "this home cannot be written" become StateUnwritable, a StateError every
+    command already turns into a refusal with its reason (never -32603 with a raw OSError)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _UNWRITABLE:
+            raise StateUnwritable(path, exc) from exc
+        raise
+
+
 class CorruptFile(StateError):
     def __init__(self, path: Path, reason: str, copy: Path | None) -> None:
         self.path = path
@@ -73,17 +99,19 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     import tempfile  # here, not at the top: a process that only reads (`shiro sessions`) never needs it
 
     directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        with writing(directory):
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -294,12 +322,14 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Blocking cross-process lock on `path` (created if missing, kept: waiters share its inode)."""
     import filelock  # here, not at the top: ~10-40 ms of import a read-only listing never needs
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with writing(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
     # thread_local=False: callers serialise their own threads; a fresh object per use keeps two
     # stores in one process as independent as two processes (flock is per open file).
     lock = filelock.FileLock(str(path), timeout=timeout, thread_local=False)
     try:
-        lock.acquire()
+        with writing(path):
+            lock.acquire()
     except filelock.Timeout as exc:
         raise StateError(f"timed out after {timeout:.0f} s waiting for the lock {path}") from exc
     try:
@@ -351,9 +381,11 @@ class FileLease:
     @classmethod
     def try_acquire(cls, path: Path) -> FileLease | None:
         """The lease, or None when a live process holds it."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        with writing(path.parent):
+            path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):  # only loops when a holder unlinked the file under us
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            with writing(path):
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
