@@ -1,17 +1,15 @@
 """list_files and grep.
 
 grep runs ripgrep (`tools/ripgrep.py`): linear-time regexes, `.gitignore` respected, a subprocess
-with a time limit and an output cap, killed by abort. list_files walks the workspace on the event
-loop thread (an abort cancels it between files), handing control back to the loop every few
-milliseconds so the language server stays responsive during a walk of a large tree.
+with a time limit and an output cap, killed by abort. list_files walks the workspace in a worker
+thread (an abort stops it at the next file), so nothing of either runs on the event loop's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +25,6 @@ MAX_GREP_MATCHES = 500
 MAX_GREP_LINE_CHARS = 300
 # Bigger files are generated data or logs; scanning them costs much and finds little.
 MAX_GREP_FILE_BYTES = 5_000_000
-_YIELD_EVERY_S = 0.02
-
-
-class _Ticker:
-    """Hands control back to the event loop every few milliseconds of walking."""
-
-    def __init__(self) -> None:
-        self._last = time.monotonic()
-
-    async def tick(self) -> None:
-        if time.monotonic() - self._last >= _YIELD_EVERY_S:
-            await asyncio.sleep(0)
-            self._last = time.monotonic()
 
 
 def _glob_segment(segment: str) -> str:
@@ -118,15 +103,27 @@ def _start(host: ToolHost, raw: str | None) -> tuple[Path, str]:
     return start, shown
 
 
-async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    start, shown = _start(host, args.get("path"))
-    matches = _glob_matcher(args.get("pattern") or "**/*")
+def _walk_matching(host: ToolHost, start: Path, pattern: str, stop: threading.Event) -> list[str]:
+    matches = _glob_matcher(pattern)
     base = start if start.is_dir() else start.parent
-    ticker, found = _Ticker(), []
+    found = []
     for file in walk_files(start):
-        await ticker.tick()
+        if stop.is_set():  # the call was aborted: the thread ends at the next file
+            break
         if matches(file.relative_to(base).as_posix()):
             found.append(workspace_relative(host.root, file))
+    return found
+
+
+async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    start, shown = await asyncio.to_thread(_start, host, args.get("path"))
+    _glob_matcher(args.get("pattern") or "**/*")  # a bad pattern is the model's error, at once
+    stop = threading.Event()
+    try:
+        # In a worker thread: a walk of a large tree never holds the event loop.
+        found = await asyncio.to_thread(_walk_matching, host, start, args.get("pattern") or "**/*", stop)
+    finally:
+        stop.set()
     if not found:
         return ToolResult(f"no files match '{args.get('pattern') or '**/*'}' in '{shown}'")
     found.sort()
