@@ -66,6 +66,6 @@ def bounded_stream_class(max_event: int, max_response: int) -> Any:
             def aiter_bytes(*args: Any, **kw: Any) -> AsyncIterator[bytes]:
                 return bounded_bytes(read(*args, **kw), max_event, max_response)
 
-            self.response.aiter_bytes = aiter_bytes  # type: ignore[method-assign]
+            self.response.aiter_bytes = aiter_bytes  # type: ignore[method-assign, assignment]
 
     return BoundedStream

@@ -181,9 +181,9 @@ async def search(root: Path, start: str, pattern: str, *, case_insensitive: bool
         message = err.strip().removeprefix("rg: ") or "ripgrep failed"
         raise ToolError(f"grep failed: {message[:2000]}")
     records = [r for r in _parse(out, None) if r[0] not in buffers]
-    for path, text in buffers.items():
+    for path, buffer in buffers.items():
         buffer_argv = argv + ["-"]  # stdin: named "<stdin>" in the output, renamed by _parse
-        b_out, _, _, b_stopped = await _run(buffer_argv, os.fspath(root), text.encode("utf-8"), time_limit, output_cap)
+        b_out, _, _, b_stopped = await _run(buffer_argv, os.fspath(root), buffer.encode("utf-8"), time_limit, output_cap)
         stopped = stopped or b_stopped
         records += _parse(b_out, path)
     records.sort(key=lambda r: (r[0], r[1]))
@@ -191,9 +191,9 @@ async def search(root: Path, start: str, pattern: str, *, case_insensitive: bool
     from_disk = [r for r in records[:max_matches] if r[0] not in buffers]
     # Reading the files back is disk work: a worker thread, never the event loop's.
     confirmed = {(m.path, m.line): m for m in await asyncio.to_thread(_confirmed, root, from_disk, max_file_bytes)}
-    for path, number, text in records[:max_matches]:
+    for path, number, line in records[:max_matches]:
         if path in buffers:
-            found.matches.append(Match(path, number, text.decode("utf-8", "replace")))
+            found.matches.append(Match(path, number, line.decode("utf-8", "replace")))
         elif (path, number) in confirmed:
             found.matches.append(confirmed[(path, number)])
     return found
