@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -52,6 +52,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # Environment variable names a command gets on top of agent/tools/sandbox.py's allowlist.
     sandboxEnv: list[str] = []
     maxSteps: int = 50
+    # Caps on one provider response (agent/provider/bounded_stream.py): one SSE event, the whole.
+    maxEventBytes: Annotated[int, msgspec.Meta(ge=1024)] = 8 * 1024 * 1024
+    maxResponseBytes: Annotated[int, msgspec.Meta(ge=1024)] = 32 * 1024 * 1024
     # name -> entry, kept as sent: each entry is checked on its own by mcp/specs.py, so one bad
     # server fails alone (and is shown failed in `shiro.mcp`) instead of dropping the setting.
     mcpServers: dict[str, Any] = {}

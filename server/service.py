@@ -101,6 +101,8 @@ class ShiroService:
         if provider is None:
             provider = self._providers[key] = OpenAIProvider(
                 EndpointConfig(settings.effective_model, settings.effective_base_url, settings.wireApi))
+        provider.config.max_event_bytes = settings.maxEventBytes
+        provider.config.max_response_bytes = settings.maxResponseBytes
         return provider
 
     def tools_for(self, session: AgentSession) -> list[Tool]:

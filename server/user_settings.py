@@ -54,11 +54,14 @@ def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
+    from .state.atomic import SMALL_MAX_BYTES, StateError, read_state_file  # msgspec: only when there is a file
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
+        read = read_state_file(path, SMALL_MAX_BYTES)  # a FIFO or /dev/zero link never blocks or fills memory
+        if read is None:
+            return None
+        text = read[0].decode("utf-8")
+    except (OSError, UnicodeDecodeError, StateError) as exc:
         problems.append(f"{path}: cannot be read ({exc}); ignored")
         return None
     try:

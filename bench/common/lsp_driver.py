@@ -41,9 +41,9 @@ def server_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
 
 class Server:
     def __init__(self, workspace: Path, env: dict[str, str], options: dict[str, Any] | None = None,
-                 python: str = sys.executable, argv: list[str] | None = None) -> None:
+                 python: str = sys.executable, argv: list[str] | None = None, stderr: Any = subprocess.DEVNULL) -> None:
         self.proc = subprocess.Popen(argv or [python, "-m", "shiro_neko"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, cwd=str(workspace), env=env)
+                                     stderr=stderr, cwd=str(workspace), env=env)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout

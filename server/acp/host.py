@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..agent import workspace_fs
 from ..agent.tools.base import ToolError
 from ..agent.tools.disk_host import DiskToolHost
 from ..agent.tools.workspace_paths import resolve_workspace_path
@@ -71,7 +72,7 @@ class AcpToolHost(DiskToolHost):
         if text is not None:
             return text
         try:
-            return path.read_text(encoding="utf-8")
+            return workspace_fs.read_bytes(self.root, path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 

@@ -13,8 +13,11 @@ model knows it is not seeing everything and can read the rest with read_file.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from . import workspace_fs
 
 CAP_BYTES = 32 * 1024
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
@@ -23,58 +26,56 @@ HEADING = "Project instructions (from the files below; later, nearer ones take p
 _NOTE_ROOM = 600
 
 
-def _chain(root: Path, target: Path) -> list[Path]:
-    """Directories from `root` down to `target`'s directory (or `target` itself, a directory)."""
-    directory = target if target.is_dir() else target.parent
-    try:
-        relative = directory.relative_to(root)
-    except ValueError:
-        return []  # outside the workspace: its instructions are not this project's
-    chain = [root]
-    for part in relative.parts:
-        chain.append(chain[-1] / part)
-    return chain
+def _dirs(root: Path, touched: Iterable[Path]) -> list[str]:
+    """Root-relative directories: the root first, then each touched file's chain in order, each once.
 
-
-def instruction_dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
-    """Root first, then each touched file's chain in order, each directory once."""
-    return _dirs(root.resolve(), touched)
-
-
-def _dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
-    ordered: list[Path] = [root]
+    Lexical (no realpath): the files are read beneath the root's descriptor, which follows the
+    links that stay inside and refuses the others, even when they are swapped while it reads."""
+    ordered: list[str] = ["."]
     for path in touched:
-        target = (root / path).resolve()  # `root / absolute` is the absolute path
-        for directory in _chain(root, target):
+        try:
+            rel = workspace_fs.relative_to_root(root, root / path)  # `root / absolute` is the absolute path
+        except workspace_fs.OutsideWorkspace:
+            continue  # outside the workspace: its instructions are not this project's
+        parts = rel.split("/") if rel != "." else []
+        # A touched path is a file the agent worked on; its directory's chain is what counts.
+        for depth in range(len(parts)):
+            directory = "/".join(parts[:depth]) or "."
             if directory not in ordered:
                 ordered.append(directory)
     return ordered
 
 
-def _instruction_file(directory: Path) -> Path | None:
+def instruction_dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
+    """Root first, then each touched file's chain in order, each directory once."""
+    return [root / d if d != "." else root for d in _dirs(root, touched)]
+
+
+def _instruction_file(root: Path, directory: str) -> tuple[str, bytes] | None:
+    """The first instruction file of `directory` and its first bytes, read beneath the root's
+    descriptor (`workspace_fs`): an AGENTS.md that is a link out of the workspace, or becomes one
+    while it is read, is not an instruction file of this project; a FIFO is not one either."""
     for name in FILE_NAMES:
-        candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        candidate = name if directory == "." else f"{directory}/{name}"
+        try:
+            # More than the cap could never be shown anyway.
+            return candidate, workspace_fs.read_bytes(root, candidate, max_bytes=CAP_BYTES)
+        except OSError:
+            continue  # missing, outside, not a regular file or unreadable: the next name, or none
     return None
 
 
 def collect_instructions(root: Path, touched: Iterable[Path] = ()) -> str:
     """The instruction block for the system prompt, or "" when no directory has a file."""
-    root = root.resolve()  # once: it is resent every step, and each resolve is a walk of lstat calls
+    root = Path(os.path.abspath(root))
     sections: list[tuple[str, str]] = []
     for directory in _dirs(root, touched):
-        found = _instruction_file(directory)
+        found = _instruction_file(root, directory)
         if found is None:
             continue
-        try:
-            with found.open("rb") as handle:
-                data = handle.read(CAP_BYTES + 1)  # more than this could never be shown anyway
-        except OSError:
-            continue  # unreadable: skip it rather than fail the whole request
-        text = data.decode("utf-8", errors="replace").strip()
+        text = found[1].decode("utf-8", errors="replace").strip()
         if text:
-            sections.append((found.relative_to(root).as_posix(), text))
+            sections.append((found[0], text))
     if not sections:
         return ""
     parts = [HEADING]

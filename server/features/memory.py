@@ -14,6 +14,7 @@ from ..agent.tools.memory_tools import memory_tools
 from ..errors import Refused
 from ..protocol import MemoryCompactionResult
 from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory
+from ..state.atomic import StateError
 from ..state.paths import memory_file, shiro_home
 from ..workspaces import Workspace
 
@@ -49,7 +50,7 @@ class MemoryFeature:
         if session.memory_block is None:
             try:
                 session.memory_block = self.store(self.service.workspace_of(session)).render_block()
-            except MemoryRefused:
+            except (MemoryRefused, StateError):  # unreadable: the chat goes on without it
                 session.memory_block = ""
         return session.memory_block
 
@@ -58,7 +59,7 @@ class MemoryFeature:
         try:
             store = self.store(workspace)
             return await asyncio.to_thread(op, store)
-        except MemoryRefused as err:
+        except (MemoryRefused, StateError) as err:  # StateUnwritable: a read-only or full home
             raise Refused(str(err)) from None
 
     async def compact(self, workspace: Workspace) -> MemoryCompactionResult:

@@ -128,6 +128,18 @@ class LspToolHost(DiskToolHost):
         document = self._open_document(path)
         return document.source if document is not None else None
 
+    def open_documents(self) -> list[tuple[Path, str]]:
+        try:
+            documents = self.server.workspace.text_documents
+        except RuntimeError:  # before initialize
+            return []
+        out = []
+        for uri, document in (documents or {}).items():
+            path = _uri_fs_path(uri)
+            if path is not None:
+                out.append((path, document.source))
+        return out
+
     def _capabilities(self) -> types.ClientCapabilities:
         return self.server.client_capabilities
 

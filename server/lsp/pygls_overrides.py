@@ -35,12 +35,20 @@ turn a workaround into a no-op.
    streamed delta. `notify_struct` encodes the Struct with msgspec straight into the frame pygls
    would write (same keys, same values, same headers; Content-Length counts the UTF-8 bytes), and
    goes through the same `before_send`, writer and error handling as `_send_data`.
+7. pygls's `run_async` matches `Content-Length: (\d+)\r\n` exactly: a lowercase `content-length`
+   or `Content-Length: abc` is skipped as an unknown header, so every later frame is misread and
+   the server never answers again, silently; a header line is read without a length limit. Override:
+   `serve_io` reads with `read_frames`: header names case-insensitive (as HTTP's, which LSP's
+   base protocol copies), lines and bodies bounded, and a malformed frame is logged with the reason
+   and ends the connection (docs/protocol.md, "Malformed frames"): a client that cannot frame
+   messages cannot be understood again, and a closed pipe is an error it sees at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import sys
 import threading
@@ -48,7 +56,7 @@ from typing import Any, BinaryIO, Callable
 
 import msgspec
 from cattrs import transform_error
-from pygls.io_ import StdinAsyncReader, run_async
+from pygls.io_ import StdinAsyncReader
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
@@ -127,27 +135,101 @@ class ShiroProtocol(LanguageServerProtocol):
             del self._request_futures[msg_id]
 
 
+# Bounds of one frame (override 7). A header line is short ("Content-Length: 123\r\n"); a body may
+# be a 50 MB prompt, never a gigabyte.
+MAX_HEADER_LINE = 8 * 1024
+MAX_HEADER_LINES = 32
+MAX_BODY_BYTES = 256 * 1024 * 1024
+
+
+class MalformedFrame(Exception):
+    """A frame that breaks the base protocol: the reason is logged and the connection closed."""
+
+
+class BoundedStdinReader(StdinAsyncReader):
+    """pygls's reader with a length limit on each header line."""
+
+    def readline(self) -> Any:
+        return self.loop.run_in_executor(self.executor, self.stdin.readline, MAX_HEADER_LINE + 1)
+
+
+async def read_content_length(reader: Any) -> int | None:
+    """The Content-Length of the next frame after reading its headers; None at the end of input."""
+    length: int | None = None
+    for count in range(MAX_HEADER_LINES + 1):
+        line: bytes = await reader.readline()
+        if not line:
+            if count:
+                raise MalformedFrame("the input ended inside a frame's headers")
+            return None
+        if not line.endswith(b"\n"):
+            raise MalformedFrame(f"a header line longer than {MAX_HEADER_LINE} bytes")
+        text = line.rstrip(b"\r\n")
+        if not text:
+            if length is None:
+                raise MalformedFrame("a frame without a Content-Length header")
+            return length
+        name, colon, value = text.partition(b":")
+        if not colon:
+            raise MalformedFrame(f"a header line without a colon: {text[:80]!r}")
+        if name.strip().lower() == b"content-length":
+            raw = value.strip()
+            if not raw.isdigit():
+                raise MalformedFrame(f"Content-Length is not a number: {raw[:40]!r}")
+            length = int(raw)
+            if length > MAX_BODY_BYTES:
+                raise MalformedFrame(f"Content-Length {length} is over the {MAX_BODY_BYTES // (1024 * 1024)} MB limit")
+    raise MalformedFrame(f"more than {MAX_HEADER_LINES} header lines")
+
+
+async def read_frames(stop_event: threading.Event, reader: Any, protocol: Any, logger: logging.Logger,
+                      error_handler: Callable[[Exception, Any], Any]) -> None:
+    """pygls's `run_async` with the framing of override 7; returns when the connection must close."""
+    while not stop_event.is_set():
+        try:
+            length = await read_content_length(reader)
+        except MalformedFrame as exc:
+            logger.error("malformed LSP frame from the client (%s); closing the connection", exc)
+            return
+        if length is None:
+            return
+        body = await reader.readexactly(length) if length else b""
+        if len(body) < length:
+            logger.error("the input ended inside a frame's body (%d of %d bytes); closing the connection", len(body), length)
+            return
+        try:
+            protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
+        except Exception as exc:  # as pygls: a bad message is reported, the next frame is read
+            logger.exception("Unable to handle message")
+            error_handler(exc, JsonRpcException)
+
+
 def serve_io(server: Any, on_writer: Callable[[Any], None], stdin: BinaryIO | None = None,
              stdout: BinaryIO | None = None) -> None:
-    """`server.start_io()` with a writer that never blocks the loop (override 5)."""
+    """`server.start_io()` with a writer that never blocks the loop (override 5) and the framing of
+    override 7."""
+    from pygls.io_ import StdoutWriter
+
     from . import pipe_writer
 
     out = stdout or sys.stdout.buffer
-    if not pipe_writer.suits(out):
-        server.start_io(stdin, stdout)
-        return
     server._stop_event = threading.Event()
-    reader = StdinAsyncReader(stdin or sys.stdin.buffer, server.thread_pool)
+    reader = BoundedStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
 
     async def serve() -> None:
-        writer = pipe_writer.PipeWriter(out, asyncio.get_running_loop())
+        piped = pipe_writer.suits(out)
+        # A file or a terminal: pygls's blocking writer, as `start_io` would use.
+        writer: Any = pipe_writer.PipeWriter(out, asyncio.get_running_loop()) if piped else StdoutWriter(out)
         server.protocol.set_writer(writer)
-        on_writer(writer)
+        if piped:
+            on_writer(writer)
         try:
-            await run_async(stop_event=server._stop_event, reader=reader, protocol=server.protocol,
-                            logger=logging.getLogger("pygls.server"), error_handler=server.report_server_error)
+            await read_frames(server._stop_event, reader, server.protocol, logging.getLogger("pygls.server"),
+                              server.report_server_error)
         finally:
-            writer.finish()
+            finish = getattr(writer, "finish", None)
+            if finish is not None:
+                finish()
 
     try:
         asyncio.run(serve())

@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from ..state.atomic import CorruptFile, file_lock, read_json_or_corrupt, utc_digits, write_atomic
+from ..state.atomic import SMALL_MAX_BYTES, CorruptFile, file_lock, read_json_or_corrupt, utc_digits, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class TrustStore:
 
     def _read(self) -> TrustRecord:
         try:
-            return read_json_or_corrupt(self.path, _decoder) or TrustRecord()
+            return read_json_or_corrupt(self.path, _decoder, max_bytes=SMALL_MAX_BYTES) or TrustRecord()
         except CorruptFile:  # copied aside and warned about: every project file is asked about again
             return TrustRecord()
 

@@ -5,6 +5,11 @@
 - `decode_or_corrupt` / `read_json_or_corrupt`: a file that does not decode is a `CorruptFile`; before
   the caller hears about it the bytes are copied aside (`<name>.corrupt-<UTC digits>`, once per
   content) and one warning per file per process is logged. The original is never touched here.
+- `read_state_file`: the one way a state file is read. Only a regular file of at most a size cap is
+  read (opened `O_NOFOLLOW | O_NONBLOCK`, checked with `fstat`); a FIFO, socket, device, link or
+  oversized file is damaged: moved aside (`<name>.damaged-<UTC digits>`) when it can be, else left
+  and ignored, with one warning per file per process. Nothing a state directory holds can block
+  a command or fill the memory.
 - `FileLease`: an exclusive, non-blocking ownership lock with the holder's PID inside (flock based,
   so a lock left by a dead process is free again the moment its PID is gone).
 - `file_lock`: the blocking cross-process lock used around read-merge-write updates.
@@ -17,6 +22,7 @@ import fcntl
 import logging
 import os
 import socket
+import stat as stat_module
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +42,32 @@ LOCK_TIMEOUT = 120.0
 
 class StateError(Exception):
     """Base of every state error; `str()` is the message a person sees."""
+
+
+class StateUnwritable(StateError):
+    """The state home cannot be written (read-only, full, no permission): nothing will be saved."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path = path
+        self.errno = exc.errno
+        why = {errno.EROFS: "is on a read-only file system", errno.ENOSPC: "is on a full disk",
+               errno.EDQUOT: "is over its disk quota"}.get(exc.errno or 0, f"cannot be written ({exc.strerror or exc})")
+        super().__init__(f"nothing can be saved: {path} {why}")
+
+
+_UNWRITABLE = (errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM)
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """OSErrors that mean "this home cannot be written" become StateUnwritable, a StateError every
+    command already turns into a refusal with its reason (never -32603 with a raw OSError)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _UNWRITABLE:
+            raise StateUnwritable(path, exc) from exc
+        raise
 
 
 class CorruptFile(StateError):
@@ -67,17 +99,19 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     import tempfile  # here, not at the top: a process that only reads (`shiro sessions`) never needs it
 
     directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        with writing(directory):
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -181,13 +215,102 @@ def read_json_or_corrupt(
     path: Path,
     decoder: msgspec.json.Decoder[T],
     check: Callable[[T], str | None] | None = None,
+    max_bytes: int | None = None,
 ) -> T | None:
-    """The decoded file, None when it does not exist, CorruptFile (after copying aside) when bad."""
+    """The decoded file, None when it does not exist, CorruptFile (after copying aside) when bad;
+    DamagedFile (a CorruptFile) when it is not a regular file of at most `max_bytes`."""
+    read = read_state_file(path, DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+    if read is None:
+        return None
+    return decode_or_corrupt(path, read[0], decoder, check)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading: regular files only, bounded
+
+#: Size caps per kind of state file: far above any real one, far below what exhausts memory.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+SESSION_MAX_BYTES = 1024 * 1024 * 1024  # a long session with big tool outputs and pasted prompts
+SMALL_MAX_BYTES = 4 * 1024 * 1024  # settings, trust records, locks' companions
+
+
+class DamagedFile(CorruptFile):
+    """A state file that is not a regular file of a sane size: moved aside when possible."""
+
+    def __init__(self, path: Path, reason: str, moved: Path | None) -> None:
+        StateError.__init__(
+            self,
+            f"{path} is {reason}; "
+            + (f"it was moved aside to {moved}" if moved else "it could not be moved aside and is ignored"),
+        )
+        self.path = path
+        self.reason = reason
+        self.copy = moved
+
+
+def _file_kind(mode: int) -> str:
+    if stat_module.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat_module.S_ISDIR(mode):
+        return "a directory"
+    if stat_module.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat_module.S_ISSOCK(mode):
+        return "a socket"
+    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _damaged(path: Path, reason: str) -> DamagedFile:
+    """Move `path` aside (the entry itself: a link or FIFO is renamed, never opened) and warn once."""
+    moved: Path | None = path.with_name(f"{path.name}.damaged-{utc_digits(micro=True)}")
     try:
-        data = path.read_bytes()
+        os.rename(path, moved)  # type: ignore[arg-type]
+    except OSError as exc:
+        log.debug("could not move %s aside: %s", path, exc)
+        moved = None
+    warn_corrupt_once(path, reason, f"moved to {moved}" if moved else "could not be moved aside; ignored")
+    return DamagedFile(path, reason, moved)
+
+
+def read_state_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, os.stat_result] | None:
+    """(bytes, fstat of what was read) of the regular file `path`; None when it does not exist.
+
+    Raises DamagedFile (after moving the entry aside when it can) for a link, FIFO, socket,
+    device, directory or a file over `max_bytes`; other OSErrors (permissions) as they come."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None
-    return decode_or_corrupt(path, data, decoder, check)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EOPNOTSUPP):  # link, socket, ...
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                raise exc from None
+            raise _damaged(path, _file_kind(mode)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat_module.S_ISREG(st.st_mode):
+            raise _damaged(path, _file_kind(st.st_mode))
+        if st.st_size > max_bytes:
+            raise _damaged(path, f"over the {max_bytes // (1024 * 1024)} MB a file of its kind may hold ({st.st_size:,} bytes)")
+        os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while True:  # read to the end, never past the cap (a file growing as we read)
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise _damaged(path, f"over the {max_bytes // (1024 * 1024)} MB a file of its kind may hold")
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,12 +322,14 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Blocking cross-process lock on `path` (created if missing, kept: waiters share its inode)."""
     import filelock  # here, not at the top: ~10-40 ms of import a read-only listing never needs
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with writing(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
     # thread_local=False: callers serialise their own threads; a fresh object per use keeps two
     # stores in one process as independent as two processes (flock is per open file).
     lock = filelock.FileLock(str(path), timeout=timeout, thread_local=False)
     try:
-        lock.acquire()
+        with writing(path):
+            lock.acquire()
     except filelock.Timeout as exc:
         raise StateError(f"timed out after {timeout:.0f} s waiting for the lock {path}") from exc
     try:
@@ -256,9 +381,11 @@ class FileLease:
     @classmethod
     def try_acquire(cls, path: Path) -> FileLease | None:
         """The lease, or None when a live process holds it."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        with writing(path.parent):
+            path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):  # only loops when a holder unlinked the file under us
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            with writing(path):
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

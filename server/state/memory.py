@@ -35,7 +35,7 @@ from pathlib import Path
 
 import msgspec
 
-from .atomic import StateError, copy_aside_corrupt, file_lock, warn_corrupt_once, write_atomic
+from .atomic import DamagedFile, StateError, StateUnwritable, copy_aside_corrupt, read_state_file, file_lock, warn_corrupt_once, write_atomic
 
 
 from ..model.memory import KINDS, MemoryEntry, MemoryKind
@@ -229,15 +229,22 @@ class ProjectMemory:
         with ExitStack() as held:
             try:
                 held.enter_context(file_lock(self.lock_path, timeout=self._lock_timeout))
+            except StateUnwritable:
+                # A read-only home: reads go on without the lock (every write is a rename, so a
+                # reader never sees half a file); a write fails on its own with the reason.
+                pass
             except StateError as err:  # the lock wait timed out
                 raise MemoryBusy(self.lock_path) from err
             yield
 
     def _read(self) -> list[MemoryEntry]:
         try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+            read = read_state_file(self.path)
+        except DamagedFile:
+            return []  # a FIFO, link or device: moved aside (or ignored), read as empty
+        if read is None:
             return []
+        data = read[0]
         if not data.strip():
             return []  # nothing there to lose, so nothing to copy aside
         try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,7 +36,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from .atomic import CorruptFile, decode_or_corrupt, file_lock, write_atomic
+from .atomic import SESSION_MAX_BYTES, CorruptFile, decode_or_corrupt, file_lock, read_state_file, write_atomic
 from .paths import workspace_key
 from ..protocol import SessionSummary
 from .session_record import (
@@ -46,6 +47,9 @@ from .session_record import (
     record_decoder,
     record_problem,
 )
+
+# The index files hold one line per session: far below this even for 100k sessions.
+INDEX_MAX_BYTES = 512 * 1024 * 1024
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -249,16 +253,21 @@ class SessionIndex:
     def _read(self, path: Path, decoder: msgspec.json.Decoder[T]) -> T | None:
         """Cached decode; None when missing, of another version, or corrupt (copied aside)."""
         try:
-            with open(path, "rb") as f:
-                st = os.fstat(f.fileno())
-                sig = (st.st_ino, st.st_size, st.st_mtime_ns)
-                cached = self._cache.get(path)
-                if cached is not None and cached[0] == sig:
-                    return cached[1]
-                data = f.read()
+            st = os.stat(path)  # of the entry itself when it is a regular file; the read checks again
+            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+            cached = self._cache.get(path)
+            if cached is not None and cached[0] == sig and stat.S_ISREG(os.lstat(path).st_mode):
+                return cached[1]
+            read = read_state_file(path, INDEX_MAX_BYTES)
         except FileNotFoundError:
+            read = None
+        except CorruptFile:  # not a regular file (moved aside): rebuilt from the session files
+            read = None
+        if read is None:
             self._cache.pop(path, None)
             return None
+        data, st = read
+        sig = (st.st_ino, st.st_size, st.st_mtime_ns)
         try:
             value = decode_or_corrupt(path, data, decoder)
         except CorruptFile:
@@ -335,11 +344,12 @@ class SessionIndex:
         """(workspace key, entry) for a good file, a note for a corrupt one, None when it is gone."""
         path = self.sessions / f"{session_id}.json"
         try:
-            with open(path, "rb") as f:
-                st = os.fstat(f.fileno())  # the stat of exactly the bytes read
-                data = f.read()
-        except FileNotFoundError:
+            read = read_state_file(path, SESSION_MAX_BYTES)  # the stat of exactly the bytes read
+        except CorruptFile:
+            return None  # a FIFO, link or device, moved aside (or ignored): not a session
+        if read is None:
             return None
+        data, st = read
         try:
             record = decode_or_corrupt(path, data, record_decoder, record_check(session_id))
         except CorruptFile as exc:

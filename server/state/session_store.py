@@ -20,7 +20,10 @@ from pathlib import Path
 import msgspec
 
 from .atomic import (
+    SESSION_MAX_BYTES,
     CorruptFile,
+    DamagedFile,
+    read_state_file,
     FileLease,
     StateError,
     copy_aside_corrupt,
@@ -239,9 +242,12 @@ class SessionStore:
         if entry is not None and (entry.size, entry.mtime_ns) == stamp:
             return
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+            read = read_state_file(path, SESSION_MAX_BYTES)
+        except DamagedFile:
+            return  # moved aside already, or left and ignored: the save replaces the entry
+        if read is None:
             return
+        data = read[0]
         reason = corrupt_reason(data, record_decoder, record_check(session_id))
         if reason is None:
             return
@@ -256,9 +262,12 @@ class SessionStore:
         self._check_id(session_id)
         path = self.path(session_id)
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise SessionNotFound(f"no session with id {session_id}") from None
+            read = read_state_file(path, SESSION_MAX_BYTES)
+        except DamagedFile as exc:
+            raise CorruptSession(session_id, exc) from None
+        if read is None:
+            raise SessionNotFound(f"no session with id {session_id}")
+        data = read[0]
         check = record_check(session_id)
         try:
             record = decode_record(data)

@@ -41,10 +41,10 @@ METHODS = [
 
 
 class RawClient:
-    def __init__(self, home: Path, root: Path) -> None:
+    def __init__(self, home: Path, root: Path, stderr: Any = subprocess.DEVNULL) -> None:
         env = server_env(home, "http://127.0.0.1:9/v1")  # chats fail fast: nothing listens there
         self.proc = subprocess.Popen([sys.executable, "-m", "shiro_neko"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
+                                     stderr=stderr, env=env)
         self.buffer = b""
         self.ids = itertools.count(1)
         self.home = home

@@ -35,6 +35,9 @@ class EditorHost(DiskToolHost):
     def open_document_text(self, path: Path) -> str | None:
         return self.buffers.get(path)
 
+    def open_documents(self) -> list[tuple[Path, str]]:
+        return list(self.buffers.items())
+
     async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
         self.applied.append((path, new_text, create))
         if not self.accept:
@@ -349,7 +352,7 @@ async def test_grep(ws: Path, host: DiskToolHost) -> None:
     sensitive = await call(host, "grep", {"pattern": "HELLO"})
     assert "no matches" in sensitive.output
     bad = await call(host, "grep", {"pattern": "(unclosed"})
-    assert bad.is_error and "invalid regular expression" in bad.output and "missing )" in bad.output
+    assert bad.is_error and "regex parse error" in bad.output and "unclosed group" in bad.output
 
 
 async def test_grep_searches_open_buffers(ws: Path) -> None:

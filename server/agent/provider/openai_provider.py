@@ -21,6 +21,7 @@ import msgspec
 from . import wire_chat, wire_responses
 from ...config import WireApi
 from ...trace import mark
+from .bounded_stream import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, bounded_stream_class
 from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
 log = logging.getLogger(__name__)
@@ -62,17 +63,44 @@ class EndpointConfig:
     wire_api: WireApi = "responses"
     store: bool = True
     backoff_base: float = 0.5
+    # Caps on one response (agent/provider/bounded_stream.py); settings maxEventBytes, maxResponseBytes.
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+
+# A provider's Retry-After is obeyed up to this many seconds; a longer wait is this one.
+MAX_RETRY_AFTER_S = 60.0
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date), clamped to 0-60 s;
+    None for a missing, negative or unreadable value, which means "the normal backoff"."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+        from datetime import datetime, timezone
+
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+        seconds = max(seconds, 0.0)  # a date in the past: retry now
+    if seconds != seconds or seconds < 0:  # NaN or negative: garbage
+        return None
+    return min(seconds, MAX_RETRY_AFTER_S)
 
 
 def _retry_after(exc: Any) -> float | None:
     response = getattr(exc, "response", None)
     if response is None:
         return None
-    value = response.headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    return parse_retry_after(response.headers.get("retry-after"))
 
 
 def redact_key(text: str) -> str:
@@ -204,8 +232,6 @@ class OpenAIProvider:
         return self._client
 
     async def _open(self, body: dict[str, Any]) -> Any:  # the SDK's AsyncStream (iterable, closable)
-        from openai import AsyncStream
-
         client = self._get_client()
         path = "/responses" if self._wire == "responses" else "/chat/completions"
         try:
@@ -215,7 +241,7 @@ class OpenAIProvider:
                 content=_encoder.encode(body),
                 options={"headers": {"Content-Type": "application/json"}},
                 stream=True,
-                stream_cls=AsyncStream[object],
+                stream_cls=bounded_stream_class(self.config.max_event_bytes, self.config.max_response_bytes),
             )
         except Exception as exc:  # translated so the loop sees one error type
             raise translate_error(exc) from exc
@@ -274,8 +300,11 @@ class OpenAIProvider:
                 if not err.retryable or attempt >= MAX_RETRIES:
                     raise
                 attempt += 1
-                delay = err.retry_after if err.retry_after is not None else self.config.backoff_base * 2 ** (attempt - 1)
-                delay = min(delay, 30.0) + random.uniform(0, 0.1)
+                if err.retry_after is not None:
+                    delay = min(max(err.retry_after, 0.0), MAX_RETRY_AFTER_S)
+                else:
+                    delay = min(self.config.backoff_base * 2 ** (attempt - 1), 30.0)
+                delay += random.uniform(0, 0.1)
                 yield Notice(f"{err.message}; retrying in {delay:.1f} s ({attempt}/{MAX_RETRIES})")
                 await asyncio.sleep(delay)
 

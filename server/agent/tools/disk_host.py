@@ -1,28 +1,21 @@
 """A ToolHost without an editor: reads and writes the files on disk.
 
 The language server falls back to it when the client cannot apply edits, and the unit tests use
-it directly. Writes go through `state/atomic.write_atomic` (temp file, fsync, rename), so a crash
-or a concurrent reader never sees half a file.
+it directly. Writes go through `agent/workspace_fs.write_bytes` (temp file, fsync, rename inside the
+directory opened beneath the root), so a crash or a concurrent reader never sees half a file and a
+swapped link never sends the content outside.
 """
 
 from __future__ import annotations
 
-import os
-import stat
+import asyncio
 from pathlib import Path
 
-from ...state.atomic import write_atomic
+from .. import workspace_fs
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# Read once at import (os.umask can only be read by setting it): a new file gets the mode any
-# ordinary file creation would give it.
-NEW_FILE_MODE = 0o666 & ~_umask()
+# Kept for the modules that imported it from here; the mode lives with the writer now.
+NEW_FILE_MODE = workspace_fs.NEW_FILE_MODE
 
 
 class DiskToolHost:
@@ -32,20 +25,22 @@ class DiskToolHost:
     def open_document_text(self, path: Path) -> str | None:
         return None  # no editor, so no buffers
 
+    def open_documents(self) -> list[tuple[Path, str]]:
+        """Every open buffer (path, text): grep searches these instead of their files."""
+        return []
+
     async def editor_text(self, path: Path) -> str | None:
         return self.open_document_text(path)  # subclasses with buffers in memory answer at once
 
     async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
-        write_atomically(Path(path), new_text)
+        await asyncio.to_thread(write_atomically, Path(path), new_text, self.root)
         return True  # nobody to ask, so never rejected
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path`'s content with `text` (UTF-8, newlines as given), keeping its mode."""
-    # Writing through a link must change the target, not replace the link with a plain file.
-    target = Path(os.path.realpath(path))
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = NEW_FILE_MODE
-    write_atomic(target, text.encode("utf-8"), mode=mode)
+def write_atomically(path: Path, text: str, root: Path) -> None:
+    """Replace `path`'s content with `text` (UTF-8, newlines as given), keeping its mode.
+
+    Through `agent/workspace_fs.py`: the temp file is created and renamed inside the directory
+    opened beneath `root`, so neither a link nor a directory swapped for one during the write can
+    put the content outside. Writing through a link inside changes its target."""
+    workspace_fs.write_bytes(root, path, text.encode("utf-8"))

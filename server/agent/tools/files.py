@@ -7,11 +7,13 @@ into an undoable edit and the disk host into an atomic write.
 
 from __future__ import annotations
 
-import os
+import asyncio
 import stat
 from pathlib import Path
 from typing import Any
 
+from .. import workspace_fs
+from ..workspace_fs import NotRegularFile
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .output_cap import cap_output
 from .workspace_paths import resolve_workspace_path, workspace_relative
@@ -45,50 +47,25 @@ def count_lines(text: str) -> int:
     return len(split_lines(text))
 
 
-class NotRegularFile(OSError):
-    """A FIFO, socket or device: reading one could block the server or never end."""
+def read_regular_file(root: Path, path: Path) -> bytes:
+    """The bytes of a regular file inside the workspace; NotRegularFile for anything else.
 
-    def __init__(self, kind: str) -> None:
-        super().__init__(f"{kind}, not a regular file")
-        self.kind = kind
-
-
-def read_regular_file(path: Path) -> bytes:
-    """The bytes of a regular file; NotRegularFile for anything else.
-
-    Opened non-blocking and checked on the open descriptor, so a FIFO cannot stall the event
-    loop and a file swapped for a device between a check and the read is still refused."""
-    mode = os.stat(path).st_mode  # first, for a clear message: opening a socket fails with ENXIO
-    if not stat.S_ISREG(mode):
-        raise NotRegularFile(_kind(mode))
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(_kind(mode))
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
+    Through `agent/workspace_fs.py`: resolved beneath the root's descriptor (a link or a swapped
+    directory cannot lead out), opened non-blocking and checked on the open descriptor."""
+    return workspace_fs.read_bytes(root, path)
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
+_kind = workspace_fs.kind_of
 
 
-def read_disk_text(path: Path, shown: str) -> str:
+def read_disk_text(root: Path, path: Path, shown: str) -> str:
     """The file's text from disk, refusing what is not UTF-8 text."""
-    if path.is_dir():
-        raise ToolError(f"'{shown}' is a directory; use list_files to see what it holds")
     try:
-        data = read_regular_file(path)
+        data = read_regular_file(root, path)
+    except IsADirectoryError:
+        raise ToolError(f"'{shown}' is a directory; use list_files to see what it holds") from None
+    except workspace_fs.OutsideWorkspace as exc:
+        raise ToolError(f"'{shown}' cannot be read: {exc.strerror}; file tools only work inside the workspace") from None
     except NotRegularFile as exc:
         raise ToolError(f"'{shown}' is {exc.kind}, not a regular file; only text files can be read") from None
     except FileNotFoundError:
@@ -106,13 +83,16 @@ def read_disk_text(path: Path, shown: str) -> str:
 def current_text(host: ToolHost, path: Path, shown: str) -> str:
     """The editor buffer when the file is open there, else the file on disk."""
     buffered = host.open_document_text(path)
-    return buffered if buffered is not None else read_disk_text(path, shown)
+    return buffered if buffered is not None else read_disk_text(host.root, path, shown)
 
 
 async def editor_or_disk_text(host: ToolHost, path: Path, shown: str) -> str:
     """`current_text` for the file tools: an editor that must be asked (ACP) is asked."""
     buffered = await host.editor_text(path)
-    return buffered if buffered is not None else read_disk_text(path, shown)
+    if buffered is not None:
+        return buffered
+    # In a worker thread: a large file or a slow disk never holds the event loop.
+    return await asyncio.to_thread(read_disk_text, host.root, path, shown)
 
 
 def _number(lines: list[str], first: int) -> str:
@@ -157,34 +137,29 @@ def _rejected(shown: str) -> ToolResult:
     return ToolResult(f"the user rejected the edit to '{shown}'; the file is unchanged", is_error=True)
 
 
-def _make_parents(path: Path, root: Path) -> list[Path]:
-    """Create the missing parent directories; return them, deepest first, to undo on rejection."""
-    made: list[Path] = []
-    parent = path.parent
-    while not parent.exists() and parent != root and root in parent.parents:
-        made.append(parent)
-        parent = parent.parent
-    for directory in reversed(made):
-        directory.mkdir()
-    return made
-
-
 async def _write_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     path = resolve_workspace_path(host.root, args["path"])
     shown = workspace_relative(host.root, path)
     content: str = args["content"]
-    if path.is_dir():
+    try:
+        found = await asyncio.to_thread(workspace_fs.stat, host.root, path)
+    except FileNotFoundError:
+        found = None
+    except OSError as exc:
+        raise ToolError(f"cannot write '{shown}': {exc.strerror or exc}") from None
+    if found is not None and stat.S_ISDIR(found.st_mode):
         raise ToolError(f"'{shown}' is a directory; give a file path")
-    if path.exists() and not path.is_file():
-        raise ToolError(f"'{shown}' is {_kind(path.stat().st_mode)}, not a regular file; it cannot be written")
-    exists = path.exists() or host.open_document_text(path) is not None
-    made = [] if exists else _make_parents(path, Path(os.path.abspath(host.root)))
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        raise ToolError(f"'{shown}' is {_kind(found.st_mode)}, not a regular file; it cannot be written")
+    exists = found is not None or host.open_document_text(path) is not None
+    try:
+        # Created beneath the root's descriptor (agent/workspace_fs.py); removed again on rejection.
+        made = [] if exists else await asyncio.to_thread(workspace_fs.make_dirs, host.root, path.parent)
+    except OSError as exc:
+        raise ToolError(f"cannot create the folders of '{shown}': {exc.strerror or exc}") from None
     if not await host.apply_text(path, content, create=not exists):
-        for directory in made:  # leave the tree as it was; rmdir only removes what is still empty
-            try:
-                directory.rmdir()
-            except OSError:
-                break
+        # Leave the tree as it was; rmdir only removes what is still empty.
+        await asyncio.to_thread(workspace_fs.remove_empty_dirs, host.root, made)
         return _rejected(shown)
     verb = "overwrote" if exists else "created"
     return ToolResult(f"{verb} '{shown}' ({_write_count(content)})")

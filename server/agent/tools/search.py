@@ -1,22 +1,22 @@
 """list_files and grep.
 
-Both walk the workspace on the event loop thread (so they may ask the host for open buffers, and an
-abort cancels them between files), handing control back to the loop every few milliseconds so the
-language server stays responsive during a walk of a large tree.
+grep runs ripgrep (`tools/ripgrep.py`): linear-time regexes, `.gitignore` respected, a subprocess
+with a time limit and an output cap, killed by abort. list_files walks the workspace in a worker
+thread (an abort stops it at the next file), so nothing of either runs on the event loop's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 from ...model.workspace_files import walk_files
 from .base import Tool, ToolError, ToolHost, ToolResult
-from .files import looks_binary, read_regular_file
+from .. import workspace_fs
+from . import ripgrep
 from .output_cap import cap_output
 from .workspace_paths import resolve_workspace_path, workspace_relative
 
@@ -25,19 +25,6 @@ MAX_GREP_MATCHES = 500
 MAX_GREP_LINE_CHARS = 300
 # Bigger files are generated data or logs; scanning them costs much and finds little.
 MAX_GREP_FILE_BYTES = 5_000_000
-_YIELD_EVERY_S = 0.02
-
-
-class _Ticker:
-    """Hands control back to the event loop every few milliseconds of walking."""
-
-    def __init__(self) -> None:
-        self._last = time.monotonic()
-
-    async def tick(self) -> None:
-        if time.monotonic() - self._last >= _YIELD_EVERY_S:
-            await asyncio.sleep(0)
-            self._last = time.monotonic()
 
 
 def _glob_segment(segment: str) -> str:
@@ -107,20 +94,36 @@ def _glob_matcher(pattern: str | None) -> Any:
 def _start(host: ToolHost, raw: str | None) -> tuple[Path, str]:
     start = resolve_workspace_path(host.root, raw or ".")
     shown = workspace_relative(host.root, start)
-    if not start.exists():
-        raise ToolError(f"path not found: '{shown}'")
+    try:
+        workspace_fs.stat(host.root, start)
+    except FileNotFoundError:
+        raise ToolError(f"path not found: '{shown}'") from None
+    except OSError as exc:
+        raise ToolError(f"cannot search '{shown}': {exc.strerror or exc}") from None
     return start, shown
 
 
-async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    start, shown = _start(host, args.get("path"))
-    matches = _glob_matcher(args.get("pattern") or "**/*")
+def _walk_matching(host: ToolHost, start: Path, pattern: str, stop: threading.Event) -> list[str]:
+    matches = _glob_matcher(pattern)
     base = start if start.is_dir() else start.parent
-    ticker, found = _Ticker(), []
+    found = []
     for file in walk_files(start):
-        await ticker.tick()
+        if stop.is_set():  # the call was aborted: the thread ends at the next file
+            break
         if matches(file.relative_to(base).as_posix()):
             found.append(workspace_relative(host.root, file))
+    return found
+
+
+async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    start, shown = await asyncio.to_thread(_start, host, args.get("path"))
+    _glob_matcher(args.get("pattern") or "**/*")  # a bad pattern is the model's error, at once
+    stop = threading.Event()
+    try:
+        # In a worker thread: a walk of a large tree never holds the event loop.
+        found = await asyncio.to_thread(_walk_matching, host, start, args.get("pattern") or "**/*", stop)
+    finally:
+        stop.set()
     if not found:
         return ToolResult(f"no files match '{args.get('pattern') or '**/*'}' in '{shown}'")
     found.sort()
@@ -133,64 +136,54 @@ async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     return ToolResult(cap_output(body))
 
 
-def _grep_text(host: ToolHost, file: Path, root_real: str) -> str | None:
-    """The text to search: the open buffer, else the disk file; None for what cannot be searched."""
-    buffered = host.open_document_text(file)
-    if buffered is not None:
-        return buffered
-    try:
-        if file.is_symlink() and not os.path.realpath(file).startswith(root_real + os.sep):
-            return None  # a link out of the workspace: its content is not ours to show
-        if file.stat().st_size > MAX_GREP_FILE_BYTES:
-            return None
-        data = read_regular_file(file)  # a FIFO or device in the tree is skipped, never read
-    except OSError:
-        return None
-    if looks_binary(data):
-        return None
-    return data.decode("utf-8", errors="replace")
-
-
-def _compile_regex(pattern: str, case_insensitive: bool) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
-
-
 async def _grep(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    regex = _compile_regex(args["pattern"], bool(args.get("case_insensitive")))
-    start, shown = _start(host, args.get("path"))
-    matches = _glob_matcher(args.get("glob"))
-    base = start if start.is_dir() else start.parent
-    root_real = os.path.realpath(host.root)
-    ticker, lines, total = _Ticker(), [], 0
-    for file in walk_files(start):
-        await ticker.tick()
-        if not matches(file.relative_to(base).as_posix()):
-            continue
-        text = _grep_text(host, file, root_real)
-        if text is None:
-            continue
-        rel = workspace_relative(host.root, file)
-        for number, line in enumerate(text.split("\n"), start=1):
-            if regex.search(line) is None:
-                continue
-            total += 1
-            if total <= MAX_GREP_MATCHES:
-                line = line.rstrip("\r")
-                if len(line) > MAX_GREP_LINE_CHARS:
-                    line = line[:MAX_GREP_LINE_CHARS] + "..."
-                lines.append(f"{rel}:{number}: {line}")
+    pattern: str = args["pattern"]
+    start, shown = await asyncio.to_thread(_start, host, args.get("path"))
+    found = await ripgrep.search(
+        host.root, workspace_fs.relative_to_root(host.root, start), pattern,
+        case_insensitive=bool(args.get("case_insensitive")), glob=args.get("glob"),
+        buffers=_open_buffers(host, start, _glob_matcher(args.get("glob")) if args.get("glob") else None),
+        max_matches=MAX_GREP_MATCHES, max_file_bytes=MAX_GREP_FILE_BYTES,
+    )
+    lines = []
+    for match in found.matches:
+        line = match.text.rstrip("\r")
+        if len(line) > MAX_GREP_LINE_CHARS:
+            line = line[:MAX_GREP_LINE_CHARS] + "..."
+        lines.append(f"{match.path}:{match.line}: {line}")
+    notes = [note for note in (found.stopped,) if note]
     if not lines:
-        return ToolResult(f"no matches for {args['pattern']!r} in '{shown}'")
+        return ToolResult("\n".join([f"no matches for {pattern!r} in '{shown}'", *(f"[{n}]" for n in notes)]))
     body = "\n".join(lines)
-    if total > MAX_GREP_MATCHES:
+    if found.total > MAX_GREP_MATCHES:
+        more = "" if found.complete else " or more"
         body += (
-            f"\n[... matches cut: showing {MAX_GREP_MATCHES} of {total:,}; "
+            f"\n[... matches cut: showing {MAX_GREP_MATCHES} of {found.total:,}{more}; "
             "narrow it with path, glob or a more specific pattern ...]"
         )
+    for note in notes:
+        body += f"\n[{note}]"
     return ToolResult(cap_output(body))
+
+
+def _open_buffers(host: ToolHost, start: Path, matches: Any) -> dict[str, str]:
+    """The editor's open buffers under `start` (root-relative path -> text): searched instead of the disk."""
+    listing = getattr(host, "open_documents", None)
+    if listing is None:
+        return {}
+    base = start if start.is_dir() else start.parent
+    out: dict[str, str] = {}
+    for path, text in listing():
+        try:
+            rel_base = Path(path).relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if start != base and Path(path) != start:
+            continue
+        if matches is not None and not matches(rel_base):
+            continue
+        out[workspace_relative(host.root, Path(path))] = text
+    return out
 
 
 _SKIP_DOC = "Directories such as .git, node_modules, .venv and __pycache__ are skipped."
@@ -225,7 +218,8 @@ LIST_FILES = Tool(
 GREP = Tool(
     name="grep",
     description=(
-        "Search file contents with a Python regular expression, line by line. Output lines look "
+        "Search file contents with a regular expression (ripgrep's Rust syntax: no look-around or "
+        "backreferences), line by line; files ignored by .gitignore are skipped. Output lines look "
         "like 'path:line: text' (path relative to the workspace root, line numbers from 1). Open "
         f"editor buffers are searched with their unsaved text. {_SKIP_DOC} Binary files are "
         f"skipped. At most {MAX_GREP_MATCHES} matches are shown."
@@ -233,7 +227,7 @@ GREP = Tool(
     parameters={
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Python regular expression (re module syntax)."},
+            "pattern": {"type": "string", "description": "Regular expression (ripgrep / Rust regex syntax)."},
             "path": {
                 "type": "string",
                 "description": "File or directory to search, relative to the workspace root. Default: the root.",
