@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from .checkpoint import CheckpointMark
 from .todo import Todo
 from .transcript import Message
 
@@ -41,3 +42,6 @@ class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     # (completed turns since the last update_short_term_memory).
     private: bool = False
     turns_since_refresh: int = 0
+    # Checkpoints and rewinds of this session, oldest first (features/checkpoints.py). Left out of
+    # a record that has none, so records without them keep their bytes.
+    checkpoints: list[CheckpointMark] | msgspec.UnsetType = msgspec.UNSET
