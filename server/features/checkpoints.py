@@ -27,6 +27,7 @@ from ..errors import Refused
 from ..model.checkpoint import CheckpointMark, FileChange, FileChangeKind
 from ..model.todo import Todo
 from ..model.transcript import AssistantMessage, Message, TextPart, ToolCallPart, UserMessage
+from .. import protocol as wire
 from ..protocol import Checkpoint, CheckpointsResult, NoticeEvent, RewindArgs, RewindConflict, RewindResult
 from ..state.atomic import utc_digits
 from ..state.checkpoint_store import (
@@ -208,7 +209,7 @@ class CheckpointFeature:
         marks = marks_of(session)
         index = next((i for i, m in enumerate(marks) if m.turn_id == args.turnId), None)
         if index is None:
-            raise Refused(f"no checkpoint {args.turnId!r} in session {session.id}; shiro.checkpoints lists them")
+            raise Refused(f"no checkpoint {args.turnId!r} in session {session.id}; {wire.CHECKPOINTS} lists them")
         target = marks[index]
         cut = args.conversation and (target.kind == "rewind" and bool(target.conversation) or target.kind == "turn")
         if args.conversation and target.kind == "turn" and not _prompt_in_place(session, target):
