@@ -488,4 +488,5 @@ def test_interactive_rewind_lists_restores_and_hands_the_prompt_back(tmp_path, w
     t.expect("the prompt is back in the input box")
     t.expect("change hello")  # handed back for the input box
     assert (workspace / "hello.py").read_text() == "print('hello')\n"
+    t.type("\x15", enter=False)  # Ctrl-U: clear the prompt handed back, so Ctrl-D leaves
     t.leave()
