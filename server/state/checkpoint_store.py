@@ -80,6 +80,9 @@ class _Cached(msgspec.Struct, array_like=True):
 class _StatCache(msgspec.Struct):
     tree: str = ""
     entries: dict[str, _Cached] = msgspec.field(default_factory=dict)
+    # The index file as write-tree left it (mtime_ns, size): when it is still so, it holds `tree`
+    # and need not be read back from the tree.
+    index_stamp: tuple[int, int] = (0, 0)
 
 
 _cache_decoder = msgspec.msgpack.Decoder(_StatCache)
@@ -211,15 +214,34 @@ class CheckpointStore:
             for (rel, fresh), sha in zip(to_hash, out):
                 fresh.sha = sha.decode()
                 entries[rel] = fresh
-        tree = self._write_tree(cache, entries)
-        parent = self.resolve(ref)
+        unchanged = bool(cache.tree) and entries == cache.entries
+        tree = cache.tree if unchanged else self._write_tree(cache, entries)
+        parent, parent_tree = self._head(ref)
+        if parent and parent_tree == tree:
+            return Snapshot(parent, tree, sorted(too_large))  # nothing changed since: the same checkpoint
         args = ["commit-tree", tree, "-m", message]
         if parent:
             args += ["-p", parent]
         commit = self.git(*args).decode().strip()
         self.git("update-ref", ref, commit, parent or ZERO)
-        write_atomic(self._cache_file, _cache_encoder.encode(_StatCache(tree, entries)))
+        if not unchanged:
+            write_atomic(self._cache_file, _cache_encoder.encode(_StatCache(tree, entries, self._index_stamp())))
         return Snapshot(commit, tree, sorted(too_large))
+
+    def _head(self, ref: str) -> tuple[str, str]:
+        """The ref's commit and its tree, or ("", "") for a new ref (one git call)."""
+        try:
+            out = self.git("rev-parse", "--revs-only", ref + "^{commit}", ref + "^{tree}").decode().split()
+        except StoreError:
+            return "", ""
+        return (out[0], out[1]) if len(out) == 2 else ("", "")
+
+    def _index_stamp(self) -> tuple[int, int]:
+        try:
+            st = self._index.stat()
+        except OSError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
 
     def _load_cache(self) -> _StatCache:
         try:
@@ -231,7 +253,7 @@ class CheckpointStore:
     def _write_tree(self, cache: _StatCache, entries: dict[str, _Cached]) -> str:
         # The index is reset to the last tree recorded (with its cache of subtrees), then only
         # what differs is applied: write-tree rewrites the changed directories alone.
-        if cache.tree:
+        if cache.tree and (cache.index_stamp == (0, 0) or cache.index_stamp != self._index_stamp()):
             try:
                 self.git("read-tree", cache.tree)
             except StoreError:
