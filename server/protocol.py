@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar, Union
 
 import msgspec
 
+from .model.checkpoint import FileChange, MarkKind
 from .model.memory import MemoryEntry
 from .model.session_state import CompactedSpan
 from .model.todo import Todo
@@ -81,6 +82,13 @@ class ResumeArgs(Args):
     # A session recorded in another directory is refused unless that folder is open here; with
     # fork it continues as a copy recorded in this workspace (the original's cwd is never rewritten).
     fork: bool = False
+
+
+class RewindArgs(SessionArgs, kw_only=True):
+    turnId: str
+    files: bool = True
+    conversation: bool = True
+    force: bool = False
 
 
 class RememberArgs(Args):
@@ -294,6 +302,45 @@ class McpServerInfo(msgspec.Struct, omit_defaults=True):
     error: str | None = None  # why it failed, is disabled or untrusted (with its stderr's tail)
 
 
+# --- checkpoints (PROTOCOL.md, "Checkpoints") ---
+
+
+class Checkpoint(msgspec.Struct, omit_defaults=True):
+    """One row of `shiro.checkpoints`: the workspace just before a turn, and what that turn changed."""
+
+    turnId: str
+    prompt: str
+    createdAt: str
+    files: list[FileChange]
+    # "rewind": what a rewind replaced; rewinding to it undoes that rewind (its prompt is empty).
+    kind: MarkKind = "turn"
+    # The turn's prompt is no longer in the transcript as it was (compacted): files only.
+    conversation: bool = True
+
+
+class CheckpointsResult(msgspec.Struct):
+    checkpoints: list[Checkpoint]
+
+
+class RewindConflict(msgspec.Struct, omit_defaults=True):
+    path: str
+    reason: str
+    keptAt: str | None = None  # with force: where its content was kept before it was restored
+
+
+class RewindResult(msgspec.Struct, omit_defaults=True):
+    sessionId: str
+    restored: list[str]
+    conflicts: list[RewindConflict]
+    prompt: str
+    # The checkpoint this rewind recorded of what it replaced (rewind to it to undo); absent when
+    # nothing changed.
+    undo: str | None = None
+    # With the conversation cut: the transcript and task list as they are now, for the client to show.
+    messages: list[Message] | None = None
+    todos: list[Todo] | None = None
+
+
 class McpResult(msgspec.Struct):
     """`shiro.mcp`: every MCP server of the workspace; never an `env` value or a header."""
 
@@ -418,6 +465,8 @@ STATUS = _command("shiro.status", SessionArgs, StatusPayload)
 STM = _command("shiro.stm", SessionArgs, StmResult)
 STM_CLEAR = _command("shiro.stmClear", SessionArgs, StmClearResult)
 MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
+CHECKPOINTS = _command("shiro.checkpoints", SessionArgs, CheckpointsResult)
+REWIND = _command("shiro.rewind", RewindArgs, RewindResult)
 
 # Notifications (server -> client)
 EVENT = "shiro/event"

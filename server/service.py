@@ -30,6 +30,7 @@ from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import sandbox_for, sandbox_status
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
+from .features.checkpoints import CheckpointFeature
 from .features.compaction import CompactionFeature
 from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
@@ -76,6 +77,7 @@ class ShiroService:
         self.instructions = InstructionsFeature()
         self.compaction = CompactionFeature(self)
         self.short_term_memory = ShortTermMemoryFeature(self)
+        self.checkpoints = CheckpointFeature(self)
         self.mcp = McpManager(shiro_home, bridge.ask)
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
@@ -179,6 +181,7 @@ class ShiroService:
             on_change=self.changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
             short_term_memory=self.short_term_memory,
+            checkpoints=self.checkpoints,
             before_turn=self.before_turn,
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers

@@ -1,4 +1,5 @@
-"""Slash commands in an ACP prompt: `/compact`, `/notes`, `/todos`, `/memory`, `/sessions`, `/save`.
+"""Slash commands in an ACP prompt: `/compact`, `/notes`, `/todos`, `/memory`, `/sessions`, `/save`,
+`/rewind`.
 
 Advertised with `available_commands_update`; a prompt that starts with one runs it through the
 same service and features the LSP commands call, and the answer is one agent message.
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from acp import schema
 
 from ..errors import InvalidArguments, Refused
-from ..protocol import CompactArgs
+from ..protocol import CompactArgs, RewindArgs
 
 if TYPE_CHECKING:
     from ..agent.session import AgentSession
@@ -66,6 +67,40 @@ async def _save(service: "ShiroService", session: "AgentSession", _: str) -> str
     return f"Saved {result.messageCount} messages to {result.path}."
 
 
+def _files_text(files: list[object]) -> str:
+    mark = {"added": "+", "deleted": "-", "modified": "~"}
+    shown = ", ".join(f"`{mark.get(getattr(f, 'change', ''), '~')}{getattr(f, 'path', '')}`" for f in files[:6])
+    return (shown + (f" and {len(files) - 6} more" if len(files) > 6 else "")) if files else "no file changed"
+
+
+async def _rewind(service: "ShiroService", session: "AgentSession", rest: str) -> str:
+    rows = (await service.checkpoints.list(session)).checkpoints
+    words = rest.split()
+    if not words:
+        if not rows:
+            return "No checkpoints yet: one is recorded before each turn's first tool."
+        lines = [f"{i}. {r.prompt or '(no prompt)'} ({r.createdAt}): {_files_text(list(r.files))}" for i, r in enumerate(rows, 1)]
+        return "\n".join(lines) + (
+            "\n\n`/rewind N` takes files and conversation back to before turn N, `/rewind N files` files only; "
+            "add `force` to also restore files you changed since (their content is kept aside first).")
+    pick, options = words[0], set(words[1:])
+    if not pick.isdigit() or not 1 <= int(pick) <= len(rows) or options - {"files", "force"}:
+        return f"Usage: `/rewind N [files] [force]` with N from 1 to {len(rows)}; `/rewind` lists them."
+    chosen = rows[int(pick) - 1]
+    result = await service.checkpoints.rewind(session, RewindArgs(
+        sessionId=session.id, turnId=chosen.turnId, conversation="files" not in options, force="force" in options))
+    out = [f"Restored {len(result.restored)} file(s)" + (": " + ", ".join(f"`{p}`" for p in result.restored) if result.restored else ".")]
+    out += [f"- not restored `{c.path}`: {c.reason}" + (f" (kept at `{c.keptAt}`)" if c.keptAt else "") for c in result.conflicts]
+    if result.messages is not None:
+        out.append(f"The conversation the agent sees is cut back to {len(result.messages)} messages"
+                   + (" (the editor's own view of it is not)." if result.prompt else "."))
+    if result.prompt:
+        out.append(f"Your prompt was:\n\n> {result.prompt}")
+    if result.undo:
+        out.append("`/rewind 1` undoes this rewind.")
+    return "\n\n".join(out)
+
+
 COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
     "compact": ("Summarise the conversation to free context (the task list stays)", "optional focus", _compact),
     "notes": ("Show the project memory", None, _notes),
@@ -73,6 +108,7 @@ COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
     "memory": ("Compact the project memory", None, _memory),
     "sessions": ("List this directory's saved sessions", None, _sessions),
     "save": ("Write the session to disk now", None, _save),
+    "rewind": ("Take the workspace (and conversation) back to before a turn; without N, list them", "N [files] [force]", _rewind),
 }
 
 

@@ -90,6 +90,7 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
         session.messages.append(state.prompt_message)
         session.changed()
+    session.deps.checkpoints.turn_started(session, turn_id, prompt)
     state.emit(TurnStartEvent(sessionId=session.id, turnId=turn_id))
     agent = session.deps.settings().agent
     if agent not in VARIANTS:
@@ -108,10 +109,23 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
+    await _record_turn_end(session, turn_id)
     state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text,
                             error=outcome.error or None, refused=outcome.refused))
     session.changed(turn_ended=True)
     return outcome
+
+
+async def _record_turn_end(session: AgentSession, turn_id: str) -> None:
+    # Before `turn_end`, so that a client that sees the turn over sees its checkpoint complete.
+    # Shielded: a second abort while it records must not leave the checkpoint half written.
+    task = asyncio.ensure_future(session.deps.checkpoints.turn_ended(session, turn_id))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        pass
+    except Exception:
+        log.exception("recording the end of turn %s failed", turn_id)
 
 
 async def _steps(state: TurnState) -> TurnOutcome:
@@ -123,6 +137,7 @@ async def _steps(state: TurnState) -> TurnOutcome:
     while True:
         if pending_calls(session.messages):
             try:
+                await session.deps.checkpoints.before_tools(session, state.turn_id)
                 await run_tool_step(session, state.turn_id)
             except ToolStepAborted:
                 return TurnOutcome("aborted", text=state.text)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generic, 
 
 import msgspec
 
+from .checkpoints import NoCheckpoints, TurnCheckpoints
 from .short_term_memory import NoShortTermMemory, TurnMemory
 from .status import emit_status
 from .turns import QueuedPrompt, TurnOutcome, TurnQueue
@@ -50,6 +51,7 @@ class SessionDeps:
     on_change: Callable[["AgentSession", bool], None] = lambda s, turn_ended: None
     record_prompt: Callable[[str], None] = lambda p: None
     short_term_memory: TurnMemory = field(default_factory=NoShortTermMemory)
+    checkpoints: TurnCheckpoints = field(default_factory=NoCheckpoints)
     # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
     before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
 

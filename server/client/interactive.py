@@ -51,6 +51,7 @@ COMMANDS = {
     "/compact": "/compact [focus]: replace the transcript with a summary",
     "/cost": "tokens and cost of this session",
     "/stm": "short-term memory the next turn is told; /stm clear [session id] removes one",
+    "/rewind": "/rewind [N] [files] [force]: take the workspace (and the conversation) back to before a turn",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
     "/exit": "leave (also Ctrl-D)",
@@ -162,6 +163,7 @@ class Interactive:
         self.last_ctrl_c = -1e9
         self.leaving = False
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.prompt_session: PromptSession[str] | None = None
         conn.listeners.event = self.on_event
         conn.listeners.status = self.on_status
         conn.listeners.todos = self.on_todos
@@ -416,7 +418,7 @@ class Interactive:
             "/mcp": self.cmd_mcp,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
-            "/stm": self.cmd_stm,
+            "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -488,6 +490,31 @@ class Interactive:
         else:
             self.say(*render.stm_lines(await self.conn.stm()))
 
+    async def cmd_rewind(self, arg: str) -> None:
+        words = arg.split()
+        listed = (await self.conn.command(wire.CHECKPOINTS, {})).get("checkpoints") or []
+        if not words:
+            self.say(*render.checkpoint_lines(listed))
+            return
+        pick, options = words[0], set(words[1:])
+        unknown = options - {"files", "force"}
+        if not pick.isdigit() or not 1 <= int(pick) <= len(listed) or unknown:
+            self.say([("yellow", f"usage: /rewind N [files] [force]   (N from 1 to {len(listed)}; /rewind lists them)")])
+            return
+        if self.busy:
+            self.say([("yellow", "a turn is running: Esc aborts it, then /rewind")])
+            return
+        chosen = listed[int(pick) - 1]
+        args = {"turnId": chosen["turnId"], "conversation": "files" not in options, "force": "force" in options}
+        result = await self.conn.command(wire.REWIND, args)
+        self.say(*render.rewind_lines(result))
+        prompt = str(result.get("prompt") or "")
+        if prompt and self.prompt_session is not None:
+            # Handed back for the input box: edit it and send it again, or clear it.
+            self.prompt_session.default_buffer.text = prompt
+            self.prompt_session.default_buffer.cursor_position = len(prompt)
+            self.redraw()
+
     async def cmd_cost(self, _: str) -> None:
         self.say(*render.cost_lines(await self.conn.status()))
 
@@ -518,6 +545,7 @@ class Interactive:
             completer=ShiroCompleter(self.cwd), complete_while_typing=True, key_bindings=self.bindings(),
             style=STYLE, enable_history_search=False, reserve_space_for_menu=6,
         )
+        self.prompt_session = session
         with keys_kept_during_output(), patch_stdout(raw=True):
             while not self.leaving:
                 try:

@@ -327,3 +327,46 @@ def goodbye_text(log_lines: list[str], fallback: str = NEVER_WRITTEN) -> str:
     """What `shiro` prints on leaving, as the seed shows it."""
     body = "\n".join(shutdown_lines(log_lines)) or fallback
     return f"Good bye.\n{body}"
+
+
+def _files_text(files: list[dict[str, Any]], limit: int = 4) -> str:
+    if not files:
+        return "no file changed"
+    mark = {"added": "+", "deleted": "-", "modified": "~"}
+    shown = " ".join(f"{mark.get(str(f.get('change')), '~')}{f.get('path')}" for f in files[:limit])
+    more = f" and {len(files) - limit} more" if len(files) > limit else ""
+    return f"{len(files)} file{'s' if len(files) != 1 else ''}: {shown}{more}"
+
+
+def checkpoint_lines(rows: list[dict[str, Any]]) -> list[Line]:
+    """`/rewind`: the session's checkpoints, newest first, numbered for `/rewind N`."""
+    if not rows:
+        return [[("dim", "no checkpoints yet: one is recorded before each turn's first tool")]]
+    out: list[Line] = []
+    for i, row in enumerate(rows, 1):
+        prompt = str(row.get("prompt") or "")
+        label = prompt if row.get("kind") != "rewind" else prompt or "rewind"
+        out.append([
+            ("cyan", f"{i:>3}  "),
+            ("dim", f"{_when(row.get('createdAt'))}  "),
+            ("yellow" if row.get("kind") == "rewind" else "", one_line(label or "(no prompt)", 50)),
+            ("dim", f"  {_files_text(row.get('files') or [])}"),
+        ])
+    out.append([("dim", "/rewind N  files and conversation back to before turn N · /rewind N files  files only · add force to restore files you changed since")])
+    return out
+
+
+def rewind_lines(result: dict[str, Any]) -> list[Line]:
+    restored = result.get("restored") or []
+    out: list[Line] = [[("green", f"restored {len(restored)} file{'s' if len(restored) != 1 else ''}"),
+                        ("dim", ("  " + " ".join(restored[:8]) + (" …" if len(restored) > 8 else "")) if restored else "")]]
+    for conflict in result.get("conflicts") or []:
+        kept = f" (kept at {conflict['keptAt']})" if conflict.get("keptAt") else ""
+        out.append([("yellow", f"! {conflict.get('path')}: {conflict.get('reason')}{kept}")])
+    if result.get("messages") is not None:
+        count = len(result["messages"])
+        out.append([("dim", f"conversation cut back to {count} messages; the prompt is back in the input box" if result.get("prompt")
+                     else f"conversation as it was before that rewind: {count} messages")])
+    if result.get("undo"):
+        out.append([("dim", "undo: /rewind 1 (the rewind is the newest checkpoint)")])
+    return out

@@ -67,7 +67,7 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, history, live_session, mcp, project_memory, saved_sessions, stm, todos
+    from . import chat, checkpoints, history, live_session, mcp, project_memory, saved_sessions, stm, todos
 
     chat.register(server)
     live_session.register(server)
@@ -77,3 +77,4 @@ def register_all(server: "ShiroServer") -> None:
     history.register(server)
     stm.register(server)
     mcp.register(server)
+    checkpoints.register(server)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from .checkpoint import CheckpointMark
 from .todo import Todo
 from .transcript import Message
 
@@ -53,3 +54,6 @@ class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     # What each /compact replaced, oldest first (display only; capped by features/compaction.py).
     # Unset, not [], until a /compact: a record that never had one re-encodes byte for byte.
     compacted: list[CompactedSpan] | msgspec.UnsetType = msgspec.UNSET
+    # Checkpoints and rewinds of this session, oldest first (features/checkpoints.py). Left out of
+    # a record that has none, so records without them keep their bytes.
+    checkpoints: list[CheckpointMark] | msgspec.UnsetType = msgspec.UNSET

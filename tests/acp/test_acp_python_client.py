@@ -28,7 +28,7 @@ async def test_new_session_streams_a_turn_and_saves_it_under_the_workspace(acp):
     acp.fake.script(Reply(text="Hello from the fake.", reasoning="thinking first"))
     session_id = await acp.new_session()
     assert [c.name for c in acp.client.of_kind("available_commands_update")[0].available_commands] == [
-        "compact", "notes", "todos", "memory", "sessions", "save"]
+        "compact", "notes", "todos", "memory", "sessions", "save", "rewind"]
     answer = await acp.prompt(session_id, "say hello")
     assert answer.stop_reason == "end_turn"
     assert acp.client.text() == "Hello from the fake."
@@ -295,3 +295,23 @@ async def test_a_failed_turn_is_an_error_with_the_reason(acp):
     assert failed.value.code == -32603 and "the model does not exist" in str(failed.value)
     acp.fake.script(Reply(text="recovered"))
     assert (await acp.prompt(session_id, "again")).stop_reason == "end_turn"
+
+
+async def test_rewind_lists_and_restores_through_the_slash_command(acp):
+    acp.fake.script(Reply(calls=[Call("write_file", {"path": "hello.py", "content": "print('bye')\n"}, "call_w")]), Reply(text="Changed."))
+    session_id = await acp.new_session()
+    await acp.prompt(session_id, "change hello")
+    assert (acp.root / "hello.py").read_text() == "print('bye')\n"
+    before = len(acp.fake.requests)
+    acp.client.updates.clear()
+    await acp.prompt(session_id, "/rewind")
+    assert acp.client.text().startswith("1. change hello (") and "`~hello.py`" in acp.client.text()
+    acp.client.updates.clear()
+    assert (await acp.prompt(session_id, "/rewind 1")).stop_reason == "end_turn"
+    answer = acp.client.text()
+    assert answer.startswith("Restored 1 file(s): `hello.py`") and "> change hello" in answer
+    assert (acp.root / "hello.py").read_text() == "print('hello')\n"
+    acp.client.updates.clear()
+    await acp.prompt(session_id, "/rewind 1")  # the rewind is the newest checkpoint: undone
+    assert (acp.root / "hello.py").read_text() == "print('bye')\n"
+    assert len(acp.fake.requests) == before

@@ -85,6 +85,9 @@ local function run()
     end
     table.insert(results.asked, { prompt = opts.prompt, kind = opts.kind, items = titles })
     local choice = items[1]
+    if opts.kind == "shiro_rewind" then
+      choice = "Files only" -- the session was compacted by then: its prompts are a summary now
+    end
     if opts.kind == "shiro_approval" then
       for _, item in ipairs(items) do
         if item.title == "Allow" then
@@ -155,6 +158,7 @@ local function run()
   results.turn_end_2 = shiro.state.last_turn_end
   results.code_buffer = vim.api.nvim_buf_get_lines(code_buf, 0, -1, false)
   results.code_modified = vim.bo[code_buf].modified
+  results.disk_after_chat_2 = vim.fn.readfile(workspace .. "/hello.py")
 
   -- 4. a new session, then :ShiroSessions picks the saved one and resumes it
   step("new session")
@@ -201,7 +205,16 @@ local function run()
   wait("the refusal", 3000, function() return #results.notifications > seen end)
   results.resume_refusal = results.notifications[#results.notifications]
 
-  -- 6. the server stops cleanly
+  -- 6. :ShiroRewind picks the newest checkpoint (chat 2's edit), files only: the open buffer
+  --    goes back through the same applyEdit path as the agent's edit
+  step("rewind")
+  seen = #results.notifications
+  vim.cmd("ShiroRewind")
+  wait("the rewind", 5000, function() return #results.notifications > seen end)
+  results.rewind_notification = results.notifications[#results.notifications]
+  results.rewound_buffer = vim.api.nvim_buf_get_lines(code_buf, 0, -1, false)
+
+  -- 7. the server stops cleanly
   step("stop")
   local id = shiro.state.client_id
   shiro.stop()

@@ -163,7 +163,7 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     assert turn2[3:] == ["Renamed.", "All done.", "-- completed", "draft text"]
     assert result["code_buffer"] == ["print('hi there')"]
     assert result["code_modified"] is False
-    assert (workspace / "hello.py").read_text() == "print('hi there')\n"
+    assert result["disk_after_chat_2"] == ["print('hi there')"]
 
     # new session: the chat is cleared; :ShiroSessions -> resume shows the old transcript and todos
     assert "> plan it" not in result["new_session_lines"]
@@ -184,6 +184,14 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     assert refusal["level"] == 4 and refusal["msg"].startswith("shiro: shiro.resume: ")
     assert not refusal["msg"].startswith("shiro: shiro.resume: shiro.resume:")
     assert "zzzzzzzz" in refusal["msg"]
+
+    # :ShiroRewind: the checkpoints listed, files only, the buffer restored through applyEdit
+    rewind_asked = [a for a in result["asked"] if a["kind"] == "shiro_checkpoints"]
+    assert len(rewind_asked) == 1 and "rename the greeting" in rewind_asked[0]["items"][0]
+    assert "~hello.py" in rewind_asked[0]["items"][0]
+    assert result["rewind_notification"]["msg"] == "shiro: rewound: 1 file(s) restored"
+    assert result["rewound_buffer"] == ["print('hello')"]
+    assert (workspace / "hello.py").read_text() == "print('hello')\n"
 
     assert result["steps"][-1] == "done"
     errors = [n for n in result["notifications"] if n["level"] >= 3 and n is not refusal]

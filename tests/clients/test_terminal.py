@@ -471,3 +471,22 @@ def test_interactive_stm_shows_and_clears_short_term_memory(tmp_path, workspace,
     t.type("/stm clear")
     t.expect("nothing to clear")
     t.leave()
+
+
+def test_interactive_rewind_lists_restores_and_hands_the_prompt_back(tmp_path, workspace, fake, term):
+    fake.script(Reply(calls=[Call("write_file", {"path": "hello.py", "content": "print('bye')\n"})]), Reply(text="Changed it."))
+    t = term()
+    t.type("change hello")
+    t.expect(r"\[a\]llow")
+    t.type("a", enter=False)
+    t.expect("Changed it.")
+    assert (workspace / "hello.py").read_text() == "print('bye')\n"
+    t.type("/rewind")
+    t.expect(r"1 file: ~hello\.py")
+    t.type("/rewind 1")
+    t.expect("restored 1 file")
+    t.expect("the prompt is back in the input box")
+    t.expect("change hello")  # handed back for the input box
+    assert (workspace / "hello.py").read_text() == "print('hello')\n"
+    t.type("\x15", enter=False)  # Ctrl-U: clear the prompt handed back, so Ctrl-D leaves
+    t.leave()

@@ -104,7 +104,10 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert "edit hello.py" in r["askCard"] and "Allow" in r["askCard"] and "+1 −1" in r["askCard"]
     assert any("hello.py: proposed by shiro-neko" in t for t in r["diffTab"]), r["diffTab"]
     assert r["diffClosed"]
-    assert (vscode.workspace / "hello.py").read_text() == "print('shiro')\n"
+    # Restore checkpoint on the first message: the preview named hello.py; "Files only" put it back.
+    assert "restore hello.py" in r["checkpointDialog"] and "Files only" in r["checkpointDialog"], r["checkpointDialog"]
+    assert any("Restored 1 file: hello.py" in t for t in r["afterRestore"]), r["afterRestore"]
+    assert (vscode.workspace / "hello.py").read_text() == "print('hello')\n"
     # The composer: slash completion, the @ picker attaches the file, history walks and restores the draft.
     assert "/compact [focus]" in r["slashOptions"], r["slashOptions"]
     assert r["chips"] == ["hello.py"] and r["afterPick"] == "look at @hello.py ", (r["chips"], r["afterPick"])
@@ -163,7 +166,8 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     # Screenshots exist and show more than a blank workbench.
     expected = {"01-dark-mid-stream", "02-approval-card", "03-approval-diff", "04-task-tree", "05-light-theme",
                 "06-high-contrast", "07-resumed-after-reload", "08-compacted-from-palette", "09-file-picker",
-                "10-history-after-compact-reload", "11-light-mid-turn", "12-new-chat"}
+                "10-history-after-compact-reload", "11-light-mid-turn", "12-new-chat",
+                "13-restore-checkpoint", "14-restored"}
     assert expected <= set(r["shots"]), r["shots"].keys()
     for name in expected:
         shot = r["shots"][name]

@@ -6,10 +6,10 @@ import { activeFolder, AgentClient } from './agentClient';
 import type { ApprovalBroker } from './approvals';
 import type { ChatView } from './chatView';
 import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
-import type { WebviewToHost } from './shared/messages';
+import type { CheckpointPreview, WebviewToHost } from './shared/messages';
 import type { SessionStore } from './store';
 import type { TodoTree } from './todoTree';
-import type { ChatResult, NotesResult, ResumeResult, SessionInfo, StatusPayload } from './wire';
+import type { ChatResult, CheckpointRow, NotesResult, ResumeResult, RewindResultView, SessionInfo, StatusPayload } from './wire';
 
 const NOTES_SCHEME = 'shiro-neko-notes';
 
@@ -81,6 +81,8 @@ export class Controller implements vscode.Disposable {
         view.postNow({ t: 'older', rows, hasOlder });
         return;
       }
+      case 'rewind':
+        return this.rewind(msg.turnId, msg.conversation);
       case 'rendered':
         // The benchmark's figure: how long the webview took to render a hydrate.
         this.client.output.appendLine(`panel rendered ${msg.rows} rows in ${msg.ms.toFixed(1)} ms (${msg.mark})`);
@@ -106,6 +108,8 @@ export class Controller implements vscode.Disposable {
         return this.approvals.openDiff(msg.p.toolCallId);
       case 'row':
         return this.store.row(msg.p.id) ?? null;
+      case 'checkpoint':
+        return this.checkpointPreview(msg.p.turnId);
       case 'openLink': {
         const href = msg.p.href;
         if (/^https?:\/\//i.test(href) || /^mailto:/i.test(href)) return vscode.env.openExternal(vscode.Uri.parse(href));
@@ -248,9 +252,54 @@ export class Controller implements vscode.Disposable {
       // not carry the resumed session's mark.
       this.view?.markNextHydrate(`resume:${sentAt}`);
       this.store.load(r.sessionId, r.title, r.messages, notice, r.compacted ?? []);
+      await this.tagTurns();
     } catch (err) {
       if (quiet) throw err;
       this.fail('resume', err);
+    }
+  }
+
+  // -- checkpoints ----------------------------------------------------------------------------
+  private async checkpoints(): Promise<CheckpointRow[]> {
+    const { checkpoints } = await this.client.execute<{ checkpoints: CheckpointRow[] }>('shiro.checkpoints', this.target());
+    return checkpoints;
+  }
+
+  /** The files a rewind to before `turnId` changes: that turn's and every later one's. */
+  private async checkpointPreview(turnId: string): Promise<CheckpointPreview> {
+    const rows = await this.checkpoints(); // newest first
+    const upto = rows.findIndex((r) => r.turnId === turnId);
+    if (upto < 0) throw new Error('that turn has no checkpoint');
+    const files = new Map<string, CheckpointPreview['files'][number]>();
+    for (const row of rows.slice(0, upto + 1).reverse()) for (const f of row.files) if (!files.has(f.path)) files.set(f.path, f);
+    return { prompt: rows[upto].prompt, files: [...files.values()].sort((a, b) => a.path.localeCompare(b.path)) };
+  }
+
+  /** User rows of a loaded transcript get their turn ids, so each can restore its checkpoint. */
+  private async tagTurns(): Promise<void> {
+    try {
+      const rows = await this.checkpoints();
+      this.store.tagTurns(rows.filter((r) => r.kind !== 'rewind').reverse());
+    } catch (err) {
+      this.client.output.appendLine(`no checkpoints: ${err}`);
+    }
+  }
+
+  async rewind(turnId: string, conversation: boolean): Promise<void> {
+    try {
+      const r = await this.client.execute<RewindResultView>('shiro.rewind', { ...this.target(), turnId, conversation });
+      const left = r.conflicts.map((c) => `${c.path} (${c.reason})`);
+      const summary = `Restored ${r.restored.length} file${r.restored.length === 1 ? '' : 's'}` +
+        (r.restored.length ? `: ${r.restored.join(', ')}` : '') + (left.length ? `. Left as they are: ${left.join('; ')}` : '') + '.';
+      if (r.messages) {
+        this.store.load(r.sessionId, this.store.title, r.messages, summary);
+        await this.tagTurns();
+      } else {
+        this.store.addNotice(summary);
+      }
+      if (r.prompt) this.view?.post({ t: 'command', name: 'insert', text: r.prompt });
+    } catch (err) {
+      this.fail('rewind', err);
     }
   }
 

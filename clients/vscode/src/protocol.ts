@@ -108,6 +108,16 @@ export interface ShiroNekoProtocol {
       arguments: WorkspaceArgs;
       result: McpResult;
     };
+    'shiro.checkpoints': {
+      command: 'shiro.checkpoints';
+      arguments: SessionArgs;
+      result: CheckpointsResult;
+    };
+    'shiro.rewind': {
+      command: 'shiro.rewind';
+      arguments: RewindArgs;
+      result: RewindResult;
+    };
   };
   notifications: {
     'shiro/event': {
@@ -557,6 +567,71 @@ export interface McpToolInfo {
   name: string;
   description: string;
   modelName?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointsResult".
+ */
+export interface CheckpointsResult {
+  checkpoints: Checkpoint[];
+}
+/**
+ * One row of `shiro.checkpoints`: the workspace just before a turn, and what that turn changed.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "Checkpoint".
+ */
+export interface Checkpoint {
+  turnId: string;
+  prompt: string;
+  createdAt: string;
+  files: FileChange[];
+  kind?: 'rewind' | 'turn';
+  conversation?: boolean;
+}
+/**
+ * `{path, change}`: a workspace-relative, `/`-separated path and what happened to it.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "FileChange".
+ */
+export interface FileChange {
+  path: string;
+  change: 'added' | 'deleted' | 'modified';
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RewindArgs".
+ */
+export interface RewindArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+  turnId: string;
+  files?: boolean;
+  conversation?: boolean;
+  force?: boolean;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RewindResult".
+ */
+export interface RewindResult {
+  sessionId: string;
+  restored: string[];
+  conflicts: RewindConflict[];
+  prompt: string;
+  undo?: string | null;
+  messages?: (UserMessage | AssistantMessage | ToolMessage)[] | null;
+  todos?: Todo[] | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RewindConflict".
+ */
+export interface RewindConflict {
+  path: string;
+  reason: string;
+  keptAt?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema

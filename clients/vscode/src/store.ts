@@ -161,7 +161,7 @@ export class SessionStore {
         if (i < 0) i = this.pending.findIndex((p) => p.turnId === undefined);
         if (i >= 0) {
           const [p] = this.pending.splice(i, 1);
-          this.add({ kind: 'user', text: p.text, attachments: p.attachments });
+          this.add({ kind: 'user', text: p.text, attachments: p.attachments, turnId: ev.turnId });
           return true;
         }
         return false;
@@ -298,6 +298,25 @@ export class SessionStore {
       this.listeners = silent;
     }
     for (const fn of this.resetListeners) fn();
+  }
+
+  /** Gives loaded user rows their turn ids (a resumed transcript has none): each checkpoint's
+   *  prompt, oldest first, to the next user row with that text. */
+  tagTurns(checkpoints: { turnId: string; prompt: string }[]): void {
+    let at = 0;
+    for (const c of checkpoints) {
+      for (let i = at; i < this.rows.length; i++) {
+        const row = this.rows[i];
+        if (row.kind === 'user' && row.text === c.prompt) {
+          if (row.turnId !== c.turnId) {
+            row.turnId = c.turnId;
+            this.touch(row);
+          }
+          at = i + 1;
+          break;
+        }
+      }
+    }
   }
 
   addNotice(text: string, kind: 'notice' | 'error' = 'notice'): void {

@@ -21,3 +21,5 @@ export type ResumeResult = P.ResumeResult;
 export type MemoryEntry = P.MemoryEntry;
 export type NotesResult = P.NotesResult;
 export type SaveDocumentsParams = P.SaveDocumentsParams;
+export type CheckpointRow = P.Checkpoint;
+export type RewindResultView = P.RewindResult;

@@ -24,7 +24,8 @@ test('CSP: nonce scripts only, nothing inline, nothing remote', () => {
 
 test('gauge: percent, level colours, tooltip with model, tokens and cost', () => {
   const base = { sessionId: 's', contextTokens: 8000, contextThreshold: 12000, contextPercent: 66.7, level: 'amber' as const,
-    provider: 'openai', model: 'gpt-5', inputTokens: 1234, outputTokens: 56, costUsd: 0.0123, running: false, queued: 0 };
+    provider: 'openai', model: 'gpt-5', inputTokens: 1234, outputTokens: 56, costUsd: 0.0123, running: false, queued: 0,
+    sandbox: { mode: 'workspace-write' as const, enforced: true } };
   const v = gaugeView(base);
   assert.equal(v.text, '$(dashboard) 67%');
   assert.equal(v.background, 'warning');

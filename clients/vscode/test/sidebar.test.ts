@@ -11,10 +11,11 @@ import { foldedRows, SessionStore } from '../src/store';
 import { progressSummary, todoItems } from '../src/todoItems';
 import type { Message, StatusPayload, TodosPayload } from '../src/wire';
 
+// No `sandbox` unless a test gives one: an older server sends none (the cast says so).
 const status = (over: Partial<StatusPayload> = {}): StatusPayload => ({
   sessionId: 'S', contextTokens: 0, contextThreshold: 120000, contextPercent: 0, level: 'normal', provider: 'openai',
   model: 'gpt-5', inputTokens: 0, outputTokens: 0, costUsd: null, running: false, queued: 0, ...over,
-});
+}) as StatusPayload;
 
 test('gauge: one decimal below 10 %, whole percents above', () => {
   assert.equal(percentText(0), '0.0%');

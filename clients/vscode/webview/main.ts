@@ -1,7 +1,7 @@
 // The chat webview: renders what the host sends, and sends back what the user does. It never
 // talks to the server. Patches are queued and applied once per animation frame.
 
-import type { HostToWebview, PanelOp, QueuedPrompt, Row, SlashCommand, WebviewRequest, WebviewToHost } from '../src/shared/messages';
+import type { CheckpointPreview, HostToWebview, PanelOp, QueuedPrompt, Row, SlashCommand, WebviewRequest, WebviewToHost } from '../src/shared/messages';
 import { PANEL_PROTOCOL_VERSION } from '../src/shared/messages';
 import { filterSlash, HistoryWalk, isImeEnter, mentionToken, onFirstLine, onLastLine, slashToken, Token } from './composerLogic';
 import { renderRow, RowActions, RowEntry } from './rows';
@@ -79,7 +79,58 @@ function request<T>(req: WebviewRequest): Promise<T> {
   });
 }
 
+/** The "Restore checkpoint" dialog under a user row: the files it will change, then the two choices. */
+async function restoreCheckpoint(turnId: string, rowEl: HTMLElement): Promise<void> {
+  rowEl.querySelector(':scope > .checkpoint-dialog')?.remove();
+  const dialog = document.createElement('div');
+  dialog.className = 'checkpoint-dialog';
+  dialog.setAttribute('role', 'dialog');
+  dialog.setAttribute('aria-label', 'Restore checkpoint');
+  dialog.textContent = 'Looking up what it would change…';
+  rowEl.appendChild(dialog);
+  let preview: CheckpointPreview;
+  try {
+    preview = await request<CheckpointPreview>({ m: 'checkpoint', p: { turnId } });
+  } catch (err) {
+    dialog.textContent = `No checkpoint: ${(err as Error).message}`;
+    return;
+  }
+  const head = document.createElement('div');
+  head.className = 'checkpoint-head';
+  head.textContent = preview.files.length
+    ? `Restoring puts back ${preview.files.length} file${preview.files.length === 1 ? '' : 's'}:`
+    : 'No file changed since this message.';
+  const list = document.createElement('ul');
+  list.className = 'checkpoint-files';
+  for (const f of preview.files) {
+    const li = document.createElement('li');
+    li.className = `change-${f.change}`;
+    li.textContent = `${f.change === 'added' ? 'remove' : f.change === 'deleted' ? 'bring back' : 'restore'} ${f.path}`;
+    list.appendChild(li);
+  }
+  const buttons = document.createElement('div');
+  buttons.className = 'checkpoint-buttons';
+  const choice = (label: string, conversation: boolean | null, primary = false) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = label;
+    if (primary) b.className = 'primary';
+    b.addEventListener('click', () => {
+      dialog.remove();
+      if (conversation !== null) post({ t: 'rewind', turnId, conversation });
+    });
+    buttons.appendChild(b);
+    return b;
+  };
+  const first = choice('Files and conversation', true, true);
+  choice('Files only', false);
+  choice('Cancel', null);
+  dialog.replaceChildren(head, list, buttons);
+  first.focus();
+}
+
 const actions: RowActions = {
+  restore: (turnId, row) => void restoreCheckpoint(turnId, row),
   approve: (toolCallId, decision) => post({ t: 'approve', toolCallId, decision }),
   openDiff: (toolCallId) => void request({ m: 'openDiff', p: { toolCallId } }),
   copy: (text) => void navigator.clipboard?.writeText(text).catch(() => undefined),

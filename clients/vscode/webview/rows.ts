@@ -17,6 +17,8 @@ export interface RowActions {
   copy(text: string): void;
   expanded(id: string): boolean;
   setExpanded(id: string, open: boolean): void;
+  /** "Restore checkpoint" on a user row: show what it changes, then ask how (main.ts). */
+  restore?(turnId: string, row: HTMLElement): void;
 }
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -165,6 +167,15 @@ export function renderRow(entry: RowEntry, actions: RowActions, deadline = Infin
           list.appendChild(chip);
         }
         parts.push(list);
+      }
+      if (row.turnId && actions.restore) {
+        const turnId = row.turnId;
+        const button = h('button', 'restore-checkpoint');
+        button.type = 'button';
+        button.title = 'Put the files (and the conversation) back as they were before this message';
+        button.append(icon('discard'), document.createTextNode('Restore checkpoint'));
+        button.addEventListener('click', () => actions.restore?.(turnId, el));
+        parts.push(button);
       }
       el.replaceChildren(...parts);
       return true;

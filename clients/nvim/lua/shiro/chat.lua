@@ -304,8 +304,18 @@ function C.on_event(ev)
 end
 
 --- Render a resumed session's messages (`shiro.resume` result).
-function C.show_transcript(result)
-  C.reset("resumed " .. tostring(result.sessionId):sub(1, 8) .. "  " .. tostring(result.title or ""))
+--- Put `text` in the input area (a rewind hands the prompt back), replacing what was typed.
+function C.set_input(text)
+  C.ensure()
+  local row = input_row()
+  local count = api.nvim_buf_line_count(C.buf)
+  local tail = api.nvim_buf_get_lines(C.buf, count - 1, count, false)[1] or ""
+  api.nvim_buf_set_text(C.buf, row, 0, count - 1, #tail, vim.split(text, "\n", { plain = true }))
+  place_mark(row)
+end
+
+function C.show_transcript(result, title)
+  C.reset(title or ("resumed " .. tostring(result.sessionId):sub(1, 8) .. "  " .. tostring(result.title or "")))
   for _, m in ipairs(result.messages or {}) do
     for _, part in ipairs(m.content or {}) do
       if part.type == "text" and m.role == "user" then

@@ -15,6 +15,7 @@ local commands = {
   { "ShiroTodos", function() shiro().todos() end, { desc = "shiro: toggle the task list" } },
   { "ShiroSessions", function() shiro().sessions() end, { desc = "shiro: pick a saved session to resume" } },
   { "ShiroResume", function(o) shiro().resume(o.args) end, { nargs = "?", desc = "shiro: resume a session by id prefix (latest when empty)" } },
+  { "ShiroRewind", function() shiro().rewind() end, { desc = "shiro: take files (and the conversation) back to before a turn" } },
   { "ShiroStatus", function() shiro().show_status() end, { desc = "shiro: show context use, tokens and cost" } },
 }
 

@@ -583,6 +583,73 @@ function M.sessions()
   end)
 end
 
+local CHANGE_MARK = { added = "+", deleted = "-", modified = "~" }
+
+--- `:ShiroRewind`: pick a checkpoint, then files and conversation or files only.
+function M.rewind()
+  M.execute(wire.commands.checkpoints, {}, function(err, result)
+    if err or not result then
+      return
+    end
+    local rows = result.checkpoints or {}
+    if #rows == 0 then
+      notify("no checkpoints yet: one is recorded before each turn's first tool")
+      return
+    end
+    vim.ui.select(rows, {
+      prompt = "Rewind to before which turn?",
+      kind = "shiro_checkpoints",
+      format_item = function(c)
+        local files = {}
+        for i, f in ipairs(c.files or {}) do
+          if i > 4 then
+            table.insert(files, "...")
+            break
+          end
+          table.insert(files, (CHANGE_MARK[f.change] or "~") .. tostring(f.path))
+        end
+        local label = (c.prompt ~= nil and c.prompt ~= "" and not is_nil(c.prompt)) and c.prompt or "(no prompt)"
+        return string.format("%s  %s  [%s]", tostring(c.createdAt or ""):sub(1, 16), label:gsub("\n", " "):sub(1, 60),
+          #files > 0 and table.concat(files, " ") or "no file changed")
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      vim.ui.select({ "Files and conversation", "Files only" }, { prompt = "Restore", kind = "shiro_rewind" }, function(how)
+        if how then
+          M.rewind_to(choice.turnId, how == "Files only", false)
+        end
+      end)
+    end)
+  end)
+end
+
+function M.rewind_to(turn_id, files_only, force)
+  M.execute(wire.commands.rewind, { turnId = turn_id, conversation = not files_only, force = force or nil }, function(err, result)
+    if err or not result then
+      return
+    end
+    local chat = require("shiro.chat")
+    local restored = result.restored or {}
+    local conflicts = {}
+    for _, c in ipairs(result.conflicts or {}) do
+      table.insert(conflicts, string.format("%s (%s)", tostring(c.path), tostring(c.reason)))
+    end
+    if result.messages ~= nil and not is_nil(result.messages) then
+      chat.show_transcript({ sessionId = result.sessionId, messages = result.messages }, "rewound " .. tostring(result.sessionId):sub(1, 8))
+    end
+    if result.prompt ~= nil and not is_nil(result.prompt) and result.prompt ~= "" then
+      chat.set_input(result.prompt)
+    end
+    local msg = string.format("rewound: %d file(s) restored", #restored)
+    if #conflicts > 0 then
+      msg = msg .. "; left as they are: " .. table.concat(conflicts, ", ")
+    end
+    notify(msg, #conflicts > 0 and vim.log.levels.WARN or nil)
+  end)
+end
+
 function M.show_status()
   M.execute(wire.commands.status, {}, function(err, result)
     if err or not result then

@@ -13,6 +13,8 @@ return {
     resume = "shiro.resume",
     sessions = "shiro.sessions",
     status = "shiro.status",
+    checkpoints = "shiro.checkpoints",
+    rewind = "shiro.rewind",
   },
   notifications = {
     event = "shiro/event",

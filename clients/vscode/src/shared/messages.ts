@@ -43,6 +43,14 @@ export interface Row {
   tool?: ToolView;
   /** For `compacted`: the rows it folds, oldest first. */
   folded?: Row[];
+  /** A user row's turn: "Restore checkpoint" rewinds to before it. */
+  turnId?: string;
+}
+
+/** What "Restore checkpoint" shows before it asks: the files it will change. */
+export interface CheckpointPreview {
+  prompt: string;
+  files: { path: string; change: 'added' | 'modified' | 'deleted' }[];
 }
 
 export interface QueuedPrompt {
@@ -86,7 +94,8 @@ export type WebviewRequest =
   | { m: 'files'; p: { query: string } }
   | { m: 'openDiff'; p: { toolCallId: string } }
   | { m: 'openLink'; p: { href: string } }
-  | { m: 'row'; p: { id: string } };
+  | { m: 'row'; p: { id: string } }
+  | { m: 'checkpoint'; p: { turnId: string } };
 
 export type WebviewToHost =
   | { t: 'ready'; v: number }
@@ -97,6 +106,7 @@ export type WebviewToHost =
   | { t: 'approve'; toolCallId: string; decision: 'allow' | 'always' | 'deny' }
   | { t: 'loadOlder'; beforeId: string }
   | { t: 'rendered'; mark: string; ms: number; rows: number }
+  | { t: 'rewind'; turnId: string; conversation: boolean }
   | ({ t: 'req'; rid: number } & WebviewRequest);
 
 /** Every slash command the panel completes; each runs the palette command of the same name. */
@@ -138,6 +148,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
       return str('beforeId') ? (m as unknown as WebviewToHost) : null;
     case 'rendered':
       return str('mark') && typeof m.ms === 'number' ? (m as unknown as WebviewToHost) : null;
+    case 'rewind':
+      return str('turnId') && typeof m.conversation === 'boolean' ? (m as unknown as WebviewToHost) : null;
     case 'req': {
       if (typeof m.rid !== 'number' || !m.p || typeof m.p !== 'object') return null;
       const p = m.p as Record<string, unknown>;
@@ -145,7 +157,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
         (m.m === 'files' && typeof p.query === 'string') ||
         (m.m === 'openDiff' && typeof p.toolCallId === 'string') ||
         (m.m === 'openLink' && typeof p.href === 'string') ||
-        (m.m === 'row' && typeof p.id === 'string');
+        (m.m === 'row' && typeof p.id === 'string') ||
+        (m.m === 'checkpoint' && typeof p.turnId === 'string');
       return ok ? (m as unknown as WebviewToHost) : null;
     }
     default:

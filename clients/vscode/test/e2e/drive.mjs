@@ -279,6 +279,18 @@ async function mainScenario() {
   await layout(frame, 'turn finished, dark');
   step('turn finished');
 
+  // Restore checkpoint on the first message: the dialog previews the files, "Files only" restores
+  // hello.py and keeps the conversation.
+  await frame.locator('#rows .row.user .restore-checkpoint').first().click();
+  await frame.waitForSelector('#rows .checkpoint-dialog .checkpoint-buttons', { timeout: T });
+  out.checkpointDialog = await frame.$eval('#rows .checkpoint-dialog', (d) => d.innerText);
+  await shot('13-restore-checkpoint', 'Restore checkpoint under the first message: the files it puts back, then Files and conversation / Files only / Cancel');
+  await frame.locator('#rows .checkpoint-dialog button', { hasText: 'Files only' }).click();
+  await frame.waitForFunction(() => document.querySelector('#rows')?.innerText.includes('Restored 1 file'), null, { timeout: T });
+  out.afterRestore = await frame.$$eval('#rows .row', (rows) => rows.map((r) => r.innerText));
+  await shot('14-restored', 'after "Files only": the notice names the restored file; the conversation stays');
+  step('checkpoint restored');
+
   // The composer, keyboard only: `/` completes commands, `@` picks a file, Up/Down walk history.
   const input = frame.locator('#input');
   await input.click();

@@ -1,0 +1,426 @@
+"""The checkpoint store of one workspace: a shadow git repository under
+`$SHIRO_NEKO_HOME/checkpoints/<workspace key>/` (PROTOCOL.md, "Checkpoints").
+
+Why git: content-addressed and deduplicated (a turn that changes one file of 10,000 adds one blob
+and a few trees), and what Cline, Gemini CLI and opencode chose (docs/checkpoints.md). Why
+plumbing rather than `git add -A`: `add` applies the workspace's `.gitattributes` (eol and text
+conversion would change the bytes restored), cannot leave out large files, and fails outright on a
+nested repository without a commit. Here git lists the files (`ls-files`, so `.gitignore` holds
+as the user expects), we stat them, and only new or changed files are hashed, raw
+(`hash-object --no-filters`).
+
+Hostile workspaces: git runs with an environment built from nothing (no system or global config,
+HOME pointing into the store, nothing of the user's GIT_* or secrets) and with `-c` overrides for
+every setting that could run a program (hooks, fsmonitor, filters never engaged: no command here
+applies attributes). The workspace's own `.git` is never read: GIT_DIR is the store.
+
+Every git call is blocking: callers run them in a worker thread (features/checkpoints.py), never
+on the event loop. Two servers on one workspace share the store under one lock file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import msgspec
+
+from .atomic import file_lock, write_atomic
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+GIT_TIMEOUT = 120.0
+ZERO = "0" * 40
+# Settings that could make git run a program or read something of the user's; set whatever the
+# store's own config says.
+_OVERRIDES = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.excludesFile=/dev/null",
+    "core.attributesFile=/dev/null",
+    "core.quotePath=false",
+    "core.precomposeUnicode=false",
+    "core.splitIndex=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "commit.gpgSign=false",
+    "index.threads=1",
+)
+# Racy-clean guard (as git's own): a file changed within this window of being recorded may change
+# again without its mtime moving, so it is hashed again next time rather than trusted by stat.
+_RACY_NS = 2_000_000_000
+
+_locks: dict[Path, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def checkpoints_dir(home: Path, key: str) -> Path:
+    return home / "checkpoints" / key
+
+
+class StoreError(Exception):
+    """git failed or is missing; the message says which command and why."""
+
+
+class _Cached(msgspec.Struct, array_like=True):
+    mtime_ns: int
+    ctime_ns: int
+    size: int
+    ino: int
+    mode: str
+    sha: str
+
+
+class _StatCache(msgspec.Struct):
+    tree: str = ""
+    entries: dict[str, _Cached] = msgspec.field(default_factory=dict)
+    # The index file as write-tree left it (mtime_ns, size): when it is still so, it holds `tree`
+    # and need not be read back from the tree.
+    index_stamp: tuple[int, int] = (0, 0)
+
+
+_cache_decoder = msgspec.msgpack.Decoder(_StatCache)
+_cache_encoder = msgspec.msgpack.Encoder()
+
+
+@dataclass
+class Snapshot:
+    commit: str
+    tree: str
+    too_large: list[str] = field(default_factory=list)  # files over MAX_FILE_BYTES, not recorded
+
+
+@dataclass(frozen=True)
+class Entry:
+    mode: str
+    sha: str
+
+
+@dataclass
+class Change:
+    path: str
+    old: Entry | None  # None: absent before
+    new: Entry | None  # None: absent after
+
+
+class CheckpointStore:
+    def __init__(self, home: Path, key: str, root: Path) -> None:
+        self.root = Path(root)
+        self.dir = checkpoints_dir(home, key)
+        self.git_dir = self.dir / "git"
+        self._index = self.dir / "index"
+        self._cache_file = self.dir / "stat-cache"
+        self._lock_file = self.dir / "lock"
+        with _locks_guard:
+            self._thread_lock = _locks.setdefault(self.dir, threading.Lock())
+
+    # -- git -----------------------------------------------------------------------------------
+    def _env(self) -> dict[str, str]:
+        home = str(self.dir / "home")  # never created: nothing of the user's is read from HOME
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": home,
+            "XDG_CONFIG_HOME": home,
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.root),
+            "GIT_INDEX_FILE": str(self._index),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_AUTHOR_NAME": "shiro-neko",
+            "GIT_AUTHOR_EMAIL": "checkpoints@shiro-neko.invalid",
+            "GIT_COMMITTER_NAME": "shiro-neko",
+            "GIT_COMMITTER_EMAIL": "checkpoints@shiro-neko.invalid",
+            "LC_ALL": "C",
+        }
+
+    def git(self, *args: str, input: bytes | None = None, work_tree: bool = True) -> bytes:
+        command = ["git"]
+        for setting in _OVERRIDES:
+            command += ["-c", setting]
+        command += list(args)
+        env = self._env()
+        if not work_tree:
+            del env["GIT_WORK_TREE"], env["GIT_DIR"]
+        try:
+            done = subprocess.run(
+                command, input=input, capture_output=True, env=env, cwd=self.root if work_tree else self.dir,
+                timeout=GIT_TIMEOUT, check=False,
+            )
+        except FileNotFoundError:
+            raise StoreError("git is not installed; checkpoints need it") from None
+        except subprocess.TimeoutExpired:
+            raise StoreError(f"git {args[0]} took longer than {GIT_TIMEOUT:.0f} s") from None
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise StoreError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+        return done.stdout
+
+    def locked(self) -> "_StoreLock":
+        """Held around every sequence of git calls: threads of this process and other servers."""
+        return _StoreLock(self)
+
+    def _ensure(self) -> None:
+        if (self.git_dir / "HEAD").exists():
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+
+    # -- recording -------------------------------------------------------------------------------
+    def snapshot(self, ref: str, message: str) -> Snapshot:
+        """Record the workspace's files as a commit on `ref` (one ref per session keeps its
+        checkpoints from garbage collection). Call with the lock held."""
+        self._ensure()
+        cache = self._load_cache()
+        listed = self.git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split(b"\0")
+        now = _now_ns()
+        known_entries = cache.entries
+        entries: dict[str, _Cached] = {}
+        to_hash: list[tuple[str, _Cached]] = []
+        too_large: list[str] = []
+        lstat, fsdecode, is_reg = os.lstat, os.fsdecode, stat.S_ISREG
+        # lstat relative to the root's descriptor: no path objects per file (10,000 files: ~50 ms
+        # of pathlib otherwise, bench/checkpoints.py).
+        root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            for raw in listed:
+                if not raw or raw.endswith(b"/") or b"\n" in raw:
+                    continue  # a nested repository (not descended into), or a name git's lists cannot carry
+                try:
+                    st = lstat(raw, dir_fd=root_fd)
+                except OSError:
+                    continue  # gone: not in this snapshot
+                if not is_reg(st.st_mode):
+                    continue  # links and special files are not recorded
+                rel = fsdecode(raw)
+                if st.st_size > MAX_FILE_BYTES:
+                    too_large.append(rel)
+                    continue
+                mode = "100755" if st.st_mode & 0o111 else "100644"
+                known = known_entries.get(rel)
+                if (
+                    known is not None and known.sha and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size
+                    and known.ino == st.st_ino and known.ctime_ns == st.st_ctime_ns and known.mode == mode
+                    and now - known.mtime_ns > _RACY_NS
+                ):
+                    entries[rel] = known
+                else:
+                    to_hash.append((rel, _Cached(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode, "")))
+        finally:
+            os.close(root_fd)
+        if to_hash:
+            out = self.git("hash-object", "-w", "--no-filters", "--stdin-paths",
+                           input=b"".join(os.fsencode(rel) + b"\n" for rel, _ in to_hash)).split()
+            for (rel, fresh), sha in zip(to_hash, out):
+                fresh.sha = sha.decode()
+                entries[rel] = fresh
+        unchanged = bool(cache.tree) and entries == cache.entries
+        tree = cache.tree if unchanged else self._write_tree(cache, entries)
+        parent, parent_tree = self._head(ref)
+        if parent and parent_tree == tree:
+            return Snapshot(parent, tree, sorted(too_large))  # nothing changed since: the same checkpoint
+        args = ["commit-tree", tree, "-m", message]
+        if parent:
+            args += ["-p", parent]
+        commit = self.git(*args).decode().strip()
+        self.git("update-ref", ref, commit, parent or ZERO)
+        if not unchanged:
+            self._write_cache(_StatCache(tree, entries, self._index_stamp()))
+        return Snapshot(commit, tree, sorted(too_large))
+
+    def _head(self, ref: str) -> tuple[str, str]:
+        """The ref's commit and its tree, or ("", "") for a new ref (one git call)."""
+        try:
+            out = self.git("rev-parse", "--revs-only", ref + "^{commit}", ref + "^{tree}").decode().split()
+        except StoreError:
+            return "", ""
+        return (out[0], out[1]) if len(out) == 2 else ("", "")
+
+    def _index_stamp(self) -> tuple[int, int]:
+        try:
+            st = self._index.stat()
+        except OSError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
+    def _write_cache(self, cache: _StatCache) -> None:
+        # Atomic but not fsynced: the cache only saves work (a lost or stale one means hashing
+        # again, and its tree is checked against the index), and an fsync per checkpoint costs
+        # more than the checkpoint on a busy disk.
+        tmp = self._cache_file.with_name(f".stat-cache.{os.getpid()}.tmp")
+        tmp.write_bytes(_cache_encoder.encode(cache))
+        os.replace(tmp, self._cache_file)
+
+    def _load_cache(self) -> _StatCache:
+        try:
+            cache = _cache_decoder.decode(self._cache_file.read_bytes())
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return _StatCache()  # lost or damaged: everything is hashed again, nothing else lost
+        return cache
+
+    def _write_tree(self, cache: _StatCache, entries: dict[str, _Cached]) -> str:
+        # The index is reset to the last tree recorded (with its cache of subtrees), then only
+        # what differs is applied: write-tree rewrites the changed directories alone.
+        if cache.tree and (cache.index_stamp == (0, 0) or cache.index_stamp != self._index_stamp()):
+            try:
+                self.git("read-tree", cache.tree)
+            except StoreError:
+                cache = _StatCache()
+        if not cache.tree:
+            self.git("read-tree", "--empty")
+        lines: list[bytes] = []
+        for rel, new in entries.items():
+            old = cache.entries.get(rel)
+            if old is None or (old.mode, old.sha) != (new.mode, new.sha):
+                lines.append(f"{new.mode} {new.sha}\t".encode() + os.fsencode(rel) + b"\0")
+        for rel in cache.entries.keys() - entries.keys():
+            lines.append(f"0 {ZERO}\t".encode() + os.fsencode(rel) + b"\0")
+        if lines:
+            self.git("update-index", "-z", "--index-info", input=b"".join(lines))
+        return self.git("write-tree").decode().strip()
+
+    def resolve(self, ref: str) -> str:
+        try:
+            return self.git("rev-parse", "--verify", "--quiet", ref + "^{commit}").decode().strip()
+        except StoreError:
+            return ""
+
+    def has(self, commit: str) -> bool:
+        return bool(commit) and bool(self.resolve(commit))
+
+    # -- reading -------------------------------------------------------------------------------
+    def files(self, commit: str) -> dict[str, Entry]:
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", commit)
+        entries: dict[str, Entry] = {}
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, _kind, sha = meta.decode().split(" ")
+            entries[os.fsdecode(path)] = Entry(mode, sha)
+        return entries
+
+    def changes(self, old: str, new: str) -> list[Change]:
+        """What differs between two recorded commits, path by path (no rename detection)."""
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
+        fields = out.split(b"\0")
+        changes: list[Change] = []
+        i = 0
+        while i + 1 < len(fields):
+            meta, path = fields[i].decode(), os.fsdecode(fields[i + 1])
+            i += 2
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ")
+            changes.append(Change(
+                path,
+                None if old_mode == "000000" else Entry(old_mode, old_sha),
+                None if new_mode == "000000" else Entry(new_mode, new_sha),
+            ))
+        return changes
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """The contents of blobs, in one `cat-file --batch` (raw: no filter, no conversion)."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        out = self.git("cat-file", "--batch", input="".join(s + "\n" for s in wanted).encode())
+        contents: dict[str, bytes] = {}
+        pos = 0
+        for sha in wanted:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].decode().split(" ")
+            pos = end + 1
+            if len(header) < 3 or header[1] == "missing":
+                raise StoreError(f"the store has lost the content {sha}")
+            size = int(header[2])
+            contents[sha] = out[pos:pos + size]
+            pos += size + 1
+        return contents
+
+    def write_blob(self, data: bytes) -> str:
+        return self.git("hash-object", "-w", "--stdin", input=data).decode().strip()
+
+    # -- writing the workspace -------------------------------------------------------------------
+    def keep_aside(self, label: str, rel: str, data: bytes) -> Path:
+        """A file's current content, kept before a forced rewind replaces it."""
+        target = self.dir / "kept" / label / _safe_relative(rel)
+        write_atomic(target, data, mode=0o600)
+        return target
+
+
+class _StoreLock:
+    def __init__(self, store: CheckpointStore) -> None:
+        self.store = store
+        self._held: object | None = None
+
+    def __enter__(self) -> CheckpointStore:
+        self.store._thread_lock.acquire()
+        try:
+            self.store.dir.mkdir(parents=True, exist_ok=True)
+            self._held = file_lock(self.store._lock_file)
+            self._held.__enter__()  # type: ignore[attr-defined]
+        except BaseException:
+            self.store._thread_lock.release()
+            raise
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._held.__exit__(None, None, None)  # type: ignore[union-attr]
+        finally:
+            self.store._thread_lock.release()
+
+
+def _now_ns() -> int:
+    import time
+
+    return time.time_ns()
+
+
+def _safe_relative(rel: str) -> PurePosixPath:
+    path = PurePosixPath(rel)
+    if path.is_absolute() or any(part in ("", "..") for part in path.parts):
+        raise StoreError(f"refusing a path outside the workspace: {rel!r}")
+    return path
+
+
+def restore_file(root: Path, rel: str, data: bytes | None, mode: str = "100644") -> None:
+    """Put one workspace file back: `data` (atomically, with its executable bit) or, with None,
+    remove it. The one place a rewind writes the workspace: the race-free workspace file access
+    module takes it over when it lands (it must refuse a parent directory swapped for a link).
+
+    A path whose parent is a symbolic link, or that leaves the workspace, is refused."""
+    relative = _safe_relative(rel)
+    target = root.joinpath(*relative.parts)
+    parent = target.parent
+    real_root = os.path.realpath(root)
+    if os.path.realpath(parent) != os.path.join(real_root, *relative.parts[:-1]).rstrip(os.sep) and relative.parts[:-1]:
+        raise StoreError(f"{rel}: a folder on its way is a link; not restored")
+    if os.path.islink(target):
+        raise StoreError(f"{rel}: is a link now; not restored")
+    if data is None:
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            pass
+        return
+    write_atomic(target, data, mode=0o777 & ~_UMASK if mode == "100755" else 0o666 & ~_UMASK)
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once at import, on one thread: os.umask can only be read by setting it, which would race
+# with other threads creating files.
+_UMASK = _read_umask()

@@ -1,0 +1,153 @@
+"""Checkpoints and rewind in the service (features/checkpoints.py, state/checkpoint_store.py):
+real files, a real shadow git store in the test's SHIRO_NEKO_HOME, the real HTTP fake."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shiro_neko.errors import Refused
+from shiro_neko.model.transcript import UserMessage
+from shiro_neko.protocol import RewindArgs
+from shiro_neko.state.checkpoint_store import CheckpointStore
+from shiro_neko.state.paths import workspace_key
+from tests.fake_provider import Call, Reply
+from tests.support.service import chat, running_service
+
+SETTINGS = {"approvals": "auto", "sandbox": "off"}
+
+
+def _write(path: str, text: str) -> Call:
+    return Call("write_file", {"path": path, "content": text})
+
+
+def _run(command: str) -> Call:
+    return Call("run_command", {"command": command})
+
+
+async def test_a_rewind_restores_what_tools_and_commands_did_and_hands_the_prompt_back(shiro_home, fake, workspace):
+    (workspace / "gone.txt").write_text("keep me\n")
+    fake.script(
+        Reply(calls=[_write("hello.py", "print('bye')\n"), _run("rm gone.txt && echo made > generated.txt")]),
+        Reply(text="done"),
+    )
+    async with running_service(fake, workspace, **SETTINGS) as service:
+        session, outcome = await chat(service, "change things")
+        assert outcome.status == "completed"
+        assert (workspace / "hello.py").read_text() == "print('bye')\n" and not (workspace / "gone.txt").exists()
+        [row] = (await service.checkpoints.list(session)).checkpoints
+        assert row.prompt == "change things"
+        assert {(f.path, f.change) for f in row.files} == {
+            ("hello.py", "modified"), ("gone.txt", "deleted"), ("generated.txt", "added")}
+        result = await service.checkpoints.rewind(session, RewindArgs(turnId=row.turnId))
+        assert sorted(result.restored) == ["generated.txt", "gone.txt", "hello.py"] and result.conflicts == []
+        assert result.prompt == "change things"
+        assert (workspace / "hello.py").read_text() == "print('hello')\n"
+        assert (workspace / "gone.txt").read_text() == "keep me\n" and not (workspace / "generated.txt").exists()
+        assert session.messages == [] and result.messages == []
+        # The rewind is undoable: rewinding to the checkpoint it recorded brings everything back.
+        undo = await service.checkpoints.rewind(session, RewindArgs(turnId=result.undo or ""))
+        assert sorted(undo.restored) == ["generated.txt", "gone.txt", "hello.py"]
+        assert (workspace / "hello.py").read_text() == "print('bye')\n" and (workspace / "generated.txt").exists()
+        assert [type(m).__name__ for m in session.messages] == ["UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage"]
+        assert undo.prompt == ""
+
+
+async def test_files_only_keeps_the_conversation_and_a_later_user_edit_is_a_conflict(shiro_home, fake, workspace):
+    (workspace / "b.txt").write_text("b0\n")
+    fake.script(
+        Reply(calls=[_write("hello.py", "one\n"), _write("b.txt", "b1\n")]), Reply(text="first"),
+        Reply(calls=[_write("c.txt", "c\n")]), Reply(text="second"),
+    )
+    async with running_service(fake, workspace, **SETTINGS) as service:
+        session, _ = await chat(service, "first")
+        (workspace / "b.txt").write_text("the user's\n")  # after the agent wrote it
+        await chat(service, "second")
+        rows = (await service.checkpoints.list(session)).checkpoints
+        assert [r.prompt for r in rows] == ["second", "first"]
+        before = len(session.messages)
+        result = await service.checkpoints.rewind(session, RewindArgs(turnId=rows[1].turnId, conversation=False))
+        assert sorted(result.restored) == ["c.txt", "hello.py"]
+        assert [(c.path, c.reason) for c in result.conflicts] == [("b.txt", "changed after the agent last wrote it")]
+        assert (workspace / "b.txt").read_text() == "the user's\n"
+        assert len(session.messages) == before + 0 and result.prompt == "" and result.messages is None
+        # force: restored, and the user's content kept aside first
+        forced = await service.checkpoints.rewind(session, RewindArgs(turnId=rows[1].turnId, conversation=False, force=True))
+        assert forced.restored == ["b.txt"]
+        [kept] = forced.conflicts
+        assert kept.keptAt is not None and Path(kept.keptAt).read_text() == "the user's\n"
+        assert Path(kept.keptAt).is_relative_to(shiro_home / "checkpoints")
+        assert (workspace / "b.txt").read_text() == "b0\n"
+
+
+async def test_the_conversation_is_cut_to_before_the_prompt_with_its_task_list(shiro_home, fake, workspace):
+    fake.script(
+        Reply(calls=[Call("todo_write", {"todos": [{"content": "a", "status": "pending"}]})]), Reply(text="planned"),
+        Reply(calls=[Call("todo_write", {"todos": [{"content": "b", "status": "pending"}]}), _write("x.txt", "x\n")]), Reply(text="went on"),
+    )
+    async with running_service(fake, workspace, **SETTINGS) as service:
+        session, _ = await chat(service, "plan")
+        await chat(service, "go on")
+        assert [t.content for t in session.todos] == ["b"]
+        rows = (await service.checkpoints.list(session)).checkpoints
+        result = await service.checkpoints.rewind(session, RewindArgs(turnId=rows[0].turnId))
+        assert result.prompt == "go on" and result.restored == ["x.txt"]
+        assert [t.content for t in session.todos] == ["a"]
+        assert isinstance(session.messages[0], UserMessage) and len(session.messages) == 4
+        assert [r.prompt for r in (await service.checkpoints.list(session)).checkpoints] == ["rewind to: go on", "plan"]
+
+
+async def test_a_running_turn_or_an_unknown_turn_is_refused(shiro_home, fake, workspace):
+    async with running_service(fake, workspace, **SETTINGS) as service:
+        session = service.session_for(None, None)
+        with pytest.raises(Refused, match="shiro.checkpoints"):
+            await service.checkpoints.rewind(session, RewindArgs(turnId="nope"))
+
+
+def test_the_store_runs_nothing_the_workspace_configures(tmp_path):
+    """A hostile repository: its .git/config asks for hooks, an fsmonitor and a filter program, its
+    .gitattributes names the filter and eol conversion. Recording runs none and keeps bytes raw."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    marker = tmp_path / "pwned"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    script.chmod(0o755)
+    with open(root / ".git" / "config", "a") as config:
+        config.write(f"[core]\n\tfsmonitor = {script}\n\thooksPath = {tmp_path}\n\tattributesFile = {root / 'attrs'}\n"
+                     f"[filter \"evil\"]\n\tclean = {script}\n\tsmudge = {script}\n\trequired = true\n")
+    (root / ".gitattributes").write_text("* filter=evil\n* text eol=crlf\n")
+    (root / "a.txt").write_bytes(b"one\r\ntwo\n")
+    store = CheckpointStore(tmp_path / "home", workspace_key(root), root)
+    with store.locked():
+        first = store.snapshot("refs/sessions/s", "one")
+    (root / "a.txt").write_bytes(b"changed\n")
+    with store.locked():
+        second = store.snapshot("refs/sessions/s", "two")
+    assert not marker.exists()
+    entry = store.files(first.commit)["a.txt"]
+    assert store.blobs([entry.sha])[entry.sha] == b"one\r\ntwo\n"
+    assert [c.path for c in store.changes(first.commit, second.commit)] == ["a.txt"]
+    # the user's own repository is untouched: no commit, no index written by us
+    assert not (root / ".git" / "index").exists()
+    assert subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "HEAD"], capture_output=True).returncode != 0
+
+
+def test_ignored_files_git_and_large_files_are_not_recorded(tmp_path):
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "app.log").write_text("noise\n")
+    (root / "big.bin").write_bytes(b"\0" * (10 * 1024 * 1024 + 1))
+    (root / "src.py").write_text("x = 1\n")
+    store = CheckpointStore(tmp_path / "home", "k", root)
+    with store.locked():
+        snap = store.snapshot("refs/sessions/s", "one")
+    assert sorted(store.files(snap.commit)) == [".gitignore", "src.py"]
+    assert snap.too_large == ["big.bin"]
+    assert os.path.isdir(tmp_path / "home" / "checkpoints" / "k" / "git")
