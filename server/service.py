@@ -81,7 +81,7 @@ class ShiroService:
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
         self.settings = merge_settings(self.settings, raw)
-        self.mcp.configure(self.settings.mcpServers)
+        self.mcp.configure(self.settings.mcpServers, self.settings.workspaceMcpServers)
 
     def settings_for(self, session_id: str) -> Settings:
         """The settings one session runs under: ACP's session modes switch `approvals` per session."""
