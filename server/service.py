@@ -77,6 +77,9 @@ class ShiroService:
         self.compaction = CompactionFeature(self)
         self.short_term_memory = ShortTermMemoryFeature(self)
         self.mcp = McpManager(shiro_home, bridge.ask)
+        # Lines naming what a project settings file holds back until trusted (the ACP front end
+        # reads that file itself): told once, when the first turn starts.
+        self.trust_notices: list[str] = []
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
@@ -141,12 +144,16 @@ class ShiroService:
             on_change=self.changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
             short_term_memory=self.short_term_memory,
-            before_turn=lambda s: self.mcp.prepare_turn(s.root),
+            before_turn=self._before_turn,
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
         session = AgentSession(state, deps)
         self.sessions[session.id] = session
         return session
+
+    async def _before_turn(self, session: AgentSession) -> list[str]:
+        notices, self.trust_notices = self.trust_notices, []
+        return notices + await self.mcp.prepare_turn(session.root)
 
     def new_session(self, workspace: Workspace, private: bool = False) -> AgentSession:
         session = self.make_session(workspace, private=private)

@@ -29,6 +29,7 @@ from prompt_toolkit.styles import Style
 from .. import protocol as wire
 from ..model.workspace_files import walk_files
 from . import render
+from . import trust as trust_flow
 from .connection import CommandError, Connection, ServerGone
 from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
@@ -233,20 +234,31 @@ class Interactive:
         self.redraw()
 
     async def approve(self, message: str, actions: list[str]) -> str | None:
+        trusting = wire.TRUST in actions
+        if trusting and trust_flow.asked_at_start:
+            return None  # "not now" before the server started: the same answer, not a second question
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._flush_text()
         self.say([("yellow", f"? {message}")])
-        self.approvals.append((message, future))
+        self.approvals.append((wire.TRUST_TOOL if trusting else message, future))
         self.redraw()
         return await future
+
+    @property
+    def trust_open(self) -> bool:
+        return bool(self.approvals) and self.approvals[0][0] == wire.TRUST_TOOL
 
     def answer(self, title: str | None) -> None:
         if not self.approvals:
             return
-        _, future = self.approvals.popleft()
+        kind, future = self.approvals.popleft()
         if not future.done():
             future.set_result(title)
-        self.say([("dim", {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied"))])
+        if kind == wire.TRUST_TOOL:
+            said = {wire.TRUST: "  trusted", wire.DONT_TRUST: "  not trusted until these files change"}.get(title or "", f"  not now: {trust_flow.TRUST_HINT}")
+        else:
+            said = {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied")
+        self.say([("dim", said)])
         self.redraw()
 
     def _drop_approvals(self) -> None:
@@ -265,6 +277,8 @@ class Interactive:
         # The task panel sits above the input (the seed), the status line below it.
         for row in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
             fragments += [(f"class:{s}" if s else "", t) for s, t in row] + [("", "\n")]
+        if self.trust_open:
+            return fragments + [("class:yellow", f"{trust_flow.QUESTION_KEYS} › ")]
         if self.approvals:
             return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
         return fragments + [("class:prompt-mark", "› ")]
@@ -289,9 +303,13 @@ class Interactive:
 
     def bindings(self) -> KeyBindings:
         kb = KeyBindings()
-        asking = Condition(lambda: bool(self.approvals))
+        trusting = Condition(lambda: self.trust_open)
+        asking = Condition(lambda: bool(self.approvals)) & ~trusting
         for key, title in (("a", "Allow"), ("y", "Allow"), ("w", "Always allow"), ("d", "Deny"), ("n", "Deny")):
             kb.add(key, filter=asking)(lambda event, title=title: self.answer(title))
+        # The trust question: Trust / Never (until the files change) / Not now (nothing remembered).
+        for key, choice in (("y", wire.TRUST), ("t", wire.TRUST), ("n", wire.DONT_TRUST), ("enter", None)):
+            kb.add(key, filter=trusting)(lambda event, choice=choice: self.answer(choice))
 
         @kb.add("enter", filter=asking)
         def _(event: Any) -> None:
@@ -305,7 +323,7 @@ class Interactive:
             elif self.busy:
                 self.spawn(self.abort())
             elif self.approvals:
-                self.answer("Deny")
+                self.answer(None if self.trust_open else "Deny")
 
         @kb.add("c-c")
         def _(event: Any) -> None:
@@ -318,7 +336,7 @@ class Interactive:
             if self.busy:
                 self.spawn(self.abort())
             elif self.approvals:
-                self.answer("Deny")
+                self.answer(None if self.trust_open else "Deny")
             elif event.current_buffer.text:
                 event.current_buffer.reset()
 

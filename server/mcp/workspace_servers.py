@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import msgspec
 
+from ..protocol import DONT_TRUST, TRUST
 from ..project_settings import PROJECT_FILES, HeldFile, describe, project_files, sha256
 from ..state.trust import Decision, TrustStore
 from .specs import McpServerSpec, Source, parse_servers
@@ -26,9 +27,6 @@ log = logging.getLogger(__name__)
 
 BACKOFF_FIRST = 2.0
 BACKOFF_MAX = 300.0
-
-TRUST = "Trust"
-DONT_TRUST = "Don't trust"
 # The trust record's name for MCP servers an editor's workspace-level settings define (VS Code:
 # `.vscode/settings.json` or a `.code-workspace` file, told apart by the extension).
 EDITOR_SETTINGS = "workspace settings: shiro.mcpServers"
