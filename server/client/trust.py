@@ -76,7 +76,7 @@ def held_lines(loaded: UserSettings, with_servers: bool = False) -> list[str]:
 def question(cwd: Path, files: list[HeldFile]) -> str:
     listed = "\n".join(f"  {f.line()}" for f in files)
     return (
-        f"Trust this folder's settings? {cwd}\n"
+        f"shiro-neko: trust this folder's settings? {cwd}\n"
         f"Until you do, these are held back (they could send your API key elsewhere, run commands or loosen approvals):\n"
         f"{listed}\n{QUESTION_KEYS}: "
     )
