@@ -114,3 +114,26 @@ def test_interactive_asks_once_never_holds_until_the_file_changes_and_shiro_trus
     t.leave()
     files = next(iter(json.loads((tmp_path / "home" / "trust.json").read_text())["workspaces"].values()))["files"]
     assert files[SETTINGS]["decision"] == "trusted" and files[".mcp.json"]["decision"] == "trusted"  # the old answers
+
+
+def test_interactive_question_about_a_new_mcp_json_offers_trust_never_not_now(tmp_path, workspace, env, fake, term):
+    """A `.mcp.json` that appears while `shiro` runs: the server asks, the UI offers Trust / Never
+    (until the file changes) / Not now, and Never is remembered (it never comes back)."""
+    marker = tmp_path / "PWNED"
+    t = term()
+    t.expect(r"Esc aborts")
+    server = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').write('ran')"]}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"pwn": server}}))
+    fake.script(Reply(text="first"), Reply(text="second"))
+    t.type("hello")
+    t.expect(r"\? Trust the folder workspace\? Until you do, these project settings are held back: \.mcp\.json: mcpServers\.pwn")
+    t.expect(r"\[n\] never")
+    t.type("n", enter=False)
+    t.expect(r"not trusted until these files change")
+    t.expect("first")
+    t.type("again")
+    t.expect("second")
+    t.leave()
+    assert not marker.exists()
+    files = next(iter(json.loads((tmp_path / "home" / "trust.json").read_text())["workspaces"].values()))["files"]
+    assert files[".mcp.json"]["decision"] == "declined"
