@@ -1,5 +1,7 @@
-// Where the language server is: the `shiro.server.path` setting, else `shiro-lsp` in a workspace
-// folder's `.venv`, else on PATH. Pure apart from the `exists` probe it is given.
+// Where the language server is: the `shiro.server.path` setting (scope `machine`: a workspace
+// cannot set it), else `shiro-lsp` in a workspace folder's `.venv` once VS Code trusts the folder
+// (a cloned repository could ship that file: it is code the user never chose to run), else on PATH.
+// Pure apart from the `exists` probe it is given.
 
 import * as path from 'path';
 
@@ -9,6 +11,8 @@ export interface ServerLookup {
   pathEnv: string | undefined;
   platform: NodeJS.Platform;
   exists: (file: string) => boolean;
+  /** `workspace.isTrusted`: without it a workspace's own `.venv` is never run. */
+  trusted?: boolean;
 }
 
 export type ServerFound = { command: string; source: 'setting' | 'venv' | 'path' };
@@ -22,7 +26,7 @@ export function findServer(l: ServerLookup): ServerFound | { missing: string } {
       ? { command: setting, source: 'setting' }
       : { missing: `shiro.server.path is set to ${setting}, which does not exist.` };
   }
-  for (const folder of l.folders) {
+  for (const folder of l.trusted === false ? [] : l.folders) {
     const candidate = path.join(folder, '.venv', bin, exe);
     if (l.exists(candidate)) return { command: candidate, source: 'venv' };
   }
