@@ -30,7 +30,7 @@ async def _entries(service: "ShiroService", session: "AgentSession") -> str:
     if not entries:
         return "Project memory is empty."
     return "\n".join(
-        f"- **{e.kind}** {e.text} _(hits {e.hits}; {'saved by session ' + e.session_id[:8] if e.session_id else 'added by a command'})_"
+        f"- **{e.kind}** {e.text} _(hits {e.hits}{'; session ' + e.session_id[:8] if e.session_id else ''})_"
         for e in entries)
 
 
