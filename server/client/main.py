@@ -106,15 +106,10 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
         return EXIT_USAGE
     from . import trust
 
-    # Before the server starts: the settings it gets depend on the answer (docs/security.md).
     if prompt is None:
+        # Before the server starts: the settings it gets depend on the answer (docs/security.md).
         loaded, trust.asked_at_start = trust.ask_at_start(cwd)
-    else:
-        loaded = trust.load(cwd)  # `shiro -p` never asks
-    for line in trust.held_lines(loaded):
-        if prompt is not None:
-            err(line)
-        else:
+        for line in trust.held_lines(loaded):
             print(line, flush=True)
     from .process import server_env, spawn_early
     from .warm_client import handshake
@@ -126,6 +121,10 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     early: object = shake if shake is not None else spawn_early(cwd, env)
     from .initialize import initialize_frame, send_early, settings_with_flags
 
+    if prompt is not None:
+        loaded = trust.load(cwd)  # `shiro -p` never asks: it names what waits
+        for line in trust.held_lines(loaded):
+            err(line)
     options = settings_with_flags(args, cwd, err, loaded)
     # A cold server reads its `initialize` long after asyncio has the pipes: only a warm one's goes now.
     sent = shake is not None and send_early(shake.stdin_w, initialize_frame(cwd, options))

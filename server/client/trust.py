@@ -96,7 +96,11 @@ def ask_at_start(cwd: Path, ask: Callable[[str], str] | None = None) -> tuple[Us
         return loaded, False
     answer = answer_of((ask or _read_answer)(question(cwd, unasked)))
     if answer is not None:
-        record(cwd, unasked, answer)
+        try:
+            record(cwd, unasked, answer)
+        except Exception as exc:  # a state home that cannot be written: nothing changes, said so
+            print(f"shiro: could not remember the answer ({exc}); nothing was trusted", file=sys.stderr, flush=True)
+            return loaded, True
         loaded = load(cwd)
     return loaded, True
 
@@ -105,8 +109,8 @@ def _read_answer(text: str) -> str:
     print(text, end="", flush=True)
     try:
         return sys.stdin.readline()
-    except (OSError, KeyboardInterrupt):
-        return ""
+    except OSError:
+        return ""  # Ctrl-C is not caught: it leaves, as anywhere else in `shiro`
 
 
 def run_trust(args: argparse.Namespace, cwd: Path) -> int:
