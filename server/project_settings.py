@@ -13,7 +13,6 @@ library only, and nothing else of ours.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -193,6 +192,8 @@ def read_project_file(path: Path) -> bytes | None:
 
 
 def sha256(data: bytes) -> str:
+    import hashlib  # here: ~5 ms (OpenSSL) a folder without project files never pays at start
+
     return hashlib.sha256(data).hexdigest()
 
 
