@@ -218,7 +218,7 @@ class Interactive:
         if kind != "queued":
             self._flush_text()
         if kind == "turn_end":
-            self._drop_approvals()
+            self._drop_approvals(keep_trust=True)
         lines = render.event_lines(event, self.tools)
         if lines:
             self.say(*lines)
@@ -235,7 +235,7 @@ class Interactive:
 
     async def approve(self, message: str, actions: list[str]) -> str | None:
         trusting = wire.TRUST in actions
-        if trusting and trust_flow.asked_at_start:
+        if trusting and await asyncio.to_thread(trust_flow.already_answered, self.cwd):
             return None  # "not now" before the server started: the same answer, not a second question
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._flush_text()
@@ -261,11 +261,15 @@ class Interactive:
         self.say([("dim", said)])
         self.redraw()
 
-    def _drop_approvals(self) -> None:
+    def _drop_approvals(self, keep_trust: bool = False) -> None:
+        """Unanswered questions end as a deny. A turn's end (or an abort) ends its tool approvals
+        only: the trust question belongs to the folder, not to a turn, and stays open."""
+        kept = deque(item for item in self.approvals if keep_trust and item[0] == wire.TRUST_TOOL)
         while self.approvals:
-            _, future = self.approvals.popleft()
-            if not future.done():
+            kind, future = self.approvals.popleft()
+            if not future.done() and not (keep_trust and kind == wire.TRUST_TOOL):
                 future.set_result(None)
+        self.approvals = kept
 
     # -- prompt pieces --------------------------------------------------------------------
     def message(self) -> StyleAndTextTuples:
@@ -362,7 +366,7 @@ class Interactive:
 
     # -- actions --------------------------------------------------------------------------
     async def abort(self) -> None:
-        self._drop_approvals()
+        self._drop_approvals(keep_trust=True)
         try:
             result = await self.conn.abort()
         except (CommandError, ServerGone) as exc:

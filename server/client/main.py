@@ -108,7 +108,7 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
 
     if prompt is None:
         # Before the server starts: the settings it gets depend on the answer (docs/security.md).
-        loaded, trust.asked_at_start = trust.ask_at_start(cwd)
+        loaded = trust.ask_at_start(cwd)
         for line in trust.held_lines(loaded):
             print(line, flush=True)
     from .process import server_env, spawn_early

@@ -25,9 +25,16 @@ YES, NEVER, NOT_NOW = "trusted", "declined", None
 QUESTION_KEYS = "[y] trust  [n] never (until these files change)  [Enter] not now"
 TRUST_HINT = "`shiro trust` in this folder applies them"
 
-# The user was asked before the server started and said "not now": the server's own question
-# about the same files is answered the same way, without asking twice.
-asked_at_start = False
+# (file, sha256) the user answered "not now" about before the server started: the server's own
+# question about those same contents is answered the same way, without asking twice.
+not_now: set[tuple[str, str]] = set()
+
+
+def already_answered(cwd: Path) -> bool:
+    """The server asks about the project files: True when every one it can be asking about is
+    one the user said "not now" to at start (a file changed since is asked about again)."""
+    unasked = {(h.name, h.sha256) for h in load(cwd).held if h.decision is None}
+    return bool(not_now) and unasked <= not_now
 
 
 def _store() -> Any:
@@ -87,22 +94,24 @@ def answer_of(text: str) -> str | None:
     return YES if key == "y" else NEVER if key == "n" else NOT_NOW
 
 
-def ask_at_start(cwd: Path, ask: Callable[[str], str] | None = None) -> tuple[UserSettings, bool]:
+def ask_at_start(cwd: Path, ask: Callable[[str], str] | None = None) -> UserSettings:
     """Interactive `shiro`, before the server starts: asks about what was never answered and
-    records the answer. Returns the settings to send and whether the user was asked."""
+    records the answer. Returns the settings to send."""
     loaded = load(cwd)
     unasked = [h for h in loaded.held if h.decision is None]
     if not unasked:
-        return loaded, False
+        return loaded
     answer = answer_of((ask or _read_answer)(question(cwd, unasked)))
-    if answer is not None:
-        try:
-            record(cwd, unasked, answer)
-        except Exception as exc:  # a state home that cannot be written: nothing changes, said so
-            print(f"shiro: could not remember the answer ({exc}); nothing was trusted", file=sys.stderr, flush=True)
-            return loaded, True
-        loaded = load(cwd)
-    return loaded, True
+    if answer is None:
+        not_now.update((h.name, h.sha256) for h in unasked)
+        return loaded
+    try:
+        record(cwd, unasked, answer)
+    except Exception as exc:  # a state home that cannot be written: nothing changes, said so
+        print(f"shiro: could not remember the answer ({exc}); nothing was trusted", file=sys.stderr, flush=True)
+        not_now.update((h.name, h.sha256) for h in unasked)
+        return loaded
+    return load(cwd)
 
 
 def _read_answer(text: str) -> str:

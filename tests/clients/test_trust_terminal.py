@@ -137,3 +137,26 @@ def test_interactive_question_about_a_new_mcp_json_offers_trust_never_not_now(tm
     assert not marker.exists()
     files = next(iter(json.loads((tmp_path / "home" / "trust.json").read_text())["workspaces"].values()))["files"]
     assert files[".mcp.json"]["decision"] == "declined"
+
+
+def test_not_now_at_start_is_not_asked_twice_but_a_changed_file_is(tmp_path, workspace, env, fake, term):
+    """One flow: "not now" before the server starts answers the server's question about the same
+    `.mcp.json` too (no second question); the file changed while `shiro` runs is asked about."""
+    mcp = workspace / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"pwn": {"command": "/bin/false"}}}))
+    t = term()
+    t.expect(r"\.mcp\.json: mcpServers\.pwn")
+    t.type("")  # not now
+    t.expect(r"Esc aborts")
+    fake.script(Reply(text="first"), Reply(text="second"))
+    t.type("hello")
+    t.expect("first")
+    assert "? Trust the folder" not in t.out
+    mcp.write_text(json.dumps({"mcpServers": {"pwn2": {"command": "/bin/false"}}}))
+    t.type("again")
+    t.expect(r"\? Trust the folder workspace\? .*mcpServers\.pwn2")
+    t.expect("second")  # the turn goes on; the question is the folder's and stays open after it
+    t.type("", enter=True)  # not now, in the UI
+    t.expect(r"not now: `shiro trust`")
+    t.leave()
+    assert not (tmp_path / "home" / "trust.json").exists()  # nothing remembered
