@@ -153,9 +153,11 @@ def test_not_now_at_start_is_not_asked_twice_but_a_changed_file_is(tmp_path, wor
     t.expect("first")
     assert "? Trust the folder" not in t.out
     mcp.write_text(json.dumps({"mcpServers": {"pwn2": {"command": "/bin/false"}}}))
+    start = len(t.out)
     t.type("again")
     t.expect(r"\? Trust the folder workspace\? .*mcpServers\.pwn2")
-    t.expect("second")  # the turn goes on; the question is the folder's and stays open after it
+    t.pos = start  # the turn goes on meanwhile (its answer may come first); the question stays open
+    t.expect("second")
     t.type("", enter=True)  # not now, in the UI
     t.expect(r"not now: `shiro trust`")
     t.leave()
