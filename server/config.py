@@ -58,6 +58,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # name -> entry, kept as sent: each entry is checked on its own by mcp/specs.py, so one bad
     # server fails alone (and is shown failed in `shiro.mcp`) instead of dropping the setting.
     mcpServers: dict[str, Any] = {}
+    # The same shape, from an editor's workspace-level settings (VS Code tells them apart with
+    # `WorkspaceConfiguration.inspect`): project servers, run only after the trust step.
+    workspaceMcpServers: dict[str, Any] = {}
 
     @property
     def effective_model(self) -> str:
@@ -116,15 +119,17 @@ def merge_settings(current: Settings, raw: Any) -> Settings:
         return current
     if isinstance(raw.get("shiro"), dict):  # a whole settings object rather than the section
         raw = raw["shiro"]
-    if "mcpServers" in raw:
+    for name in ("mcpServers", "workspaceMcpServers"):
+        if name not in raw:
+            continue
         # Replaced whole, never merged (a removed server must stop) nor dot-expanded (server
         # names and env variable names may contain dots).
         raw = dict(raw)
-        servers = raw.pop("mcpServers")
+        servers = raw.pop(name)
         if isinstance(servers, dict):
-            current = msgspec.structs.replace(current, mcpServers=servers)
+            current = msgspec.structs.replace(current, **{name: servers})
         else:
-            log.warning("ignoring setting shiro.mcpServers: expected an object (server name -> entry)")
+            log.warning("ignoring setting shiro.%s: expected an object (server name -> entry)", name)
     # A null is a setting left empty (VS Code sends its schema's `null` defaults, such as
     # shiro.sandbox): it means the default, never a bad value to warn about three times a start.
     raw = _nulls_to_defaults(_expand_dotted(raw), _all_defaults(Settings()))

@@ -31,6 +31,12 @@ SECTION = "shiro"
 ALLOW = "Allow"
 ALWAYS_ALLOW = "Always allow"
 DENY = "Deny"
+# The workspace trust question (PROTOCOL.md "Workspace trust"): its two actions in
+# window/showMessageRequest (a dismissal is "not now"), and its toolName in shiro/approve, where
+# allow/always trust, deny is "don't trust" and null is "not now".
+TRUST = "Trust"
+DONT_TRUST = "Don't trust"
+TRUST_TOOL = "trust"
 
 # Texts clients show as they are
 NEVER_WRITTEN = "The session had no messages, so it was never written."

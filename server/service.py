@@ -82,11 +82,14 @@ class ShiroService:
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
         self._sandbox_logged = False
+        # Lines naming what a project settings file holds back until trusted (the ACP front end
+        # reads that file itself): told once, when the first turn starts.
+        self.trust_notices: list[str] = []
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:
         self.settings = merge_settings(self.settings, raw)
-        self.mcp.configure(self.settings.mcpServers)
+        self.mcp.configure(self.settings.mcpServers, self.settings.workspaceMcpServers)
 
     def settings_for(self, session_id: str) -> Settings:
         """The settings one session runs under: ACP's session modes switch `approvals` per session."""
@@ -128,11 +131,13 @@ class ShiroService:
         return core_tools(sandbox, env_names=env, unenforced=unenforced)
 
     async def before_turn(self, session: AgentSession) -> list[str]:
-        """Notices for the start of a turn: MCP servers still starting, and once per session a
-        sandbox the settings ask for that cannot be enforced."""
+        """Notices for the start of a turn: what a project settings file holds back until trusted
+        (once), MCP servers still starting, and once per session a sandbox the settings ask for
+        that cannot be enforced."""
+        held, self.trust_notices = self.trust_notices, []  # what a project file holds back, told once
         notices = await self.mcp.prepare_turn(session.root)
         notice = self.sandbox_notice(session)
-        return [notice, *notices] if notice else notices
+        return [*held, *([notice] if notice else []), *notices]
 
     def sandbox_notice(self, session: AgentSession) -> str | None:
         mode = self.settings_for(session.id).sandbox

@@ -4,9 +4,11 @@ The terminal client and the ACP front end send what this returns as their `shiro
 section (flags go on top). Editors keep their own settings and never read these files.
 
 - user file: `$SHIRO_NEKO_CONFIG`, else `settings.json` in `platformdirs.user_config_path("shiro-neko")`;
-- project file: `<workspace>/.shiro-neko/settings.json`, whose keys override the user's, except
-  `mcpServers`: a project's servers would run commands the user never approved, so they are
-  handed back apart (`project_mcp_servers`) for the same trust step as `.mcp.json`.
+- project file: `<workspace>/.shiro-neko/settings.json`, whose keys override the user's only as
+  project_settings.py allows: safe keys and tightenings at once, the rest once the user trusts
+  that content (`trust` answers from the record, state/trust.py). Its MCP servers (every spelling)
+  never travel as the user's settings: the server runs them as project servers after the same
+  trust step as `.mcp.json`'s (mcp/workspace_servers.py).
 
 A file that does not parse (or is not a JSON object) is named in `problems` and ignored; a missing
 file is no problem. Only the standard library and platformdirs are imported: the terminal
@@ -19,16 +21,21 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from .project_settings import SETTINGS_FILE, HeldFile, project_files
 
 ENV_VAR = "SHIRO_NEKO_CONFIG"
-PROJECT_FILE = Path(".shiro-neko") / "settings.json"
+PROJECT_FILE = Path(SETTINGS_FILE)
+
+# (file relative to the workspace, its SHA-256) -> "trusted", "declined" or None (never asked).
+TrustLookup = Callable[[str, str], "str | None"]
 
 
 @dataclass
 class UserSettings:
     settings: dict[str, Any] = field(default_factory=dict)  # the `shiro` section, merged
-    project_mcp_servers: dict[str, Any] = field(default_factory=dict)  # untrusted until approved
+    held: list[HeldFile] = field(default_factory=list)  # project files holding keys back (not trusted)
     problems: list[str] = field(default_factory=list)  # one line per file that was ignored
     files: list[Path] = field(default_factory=list)  # the files that were read
 
@@ -75,8 +82,9 @@ def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
     return data
 
 
-def load_user_settings(workspace: Path | None = None) -> UserSettings:
-    """The user's file, then the project's over it (see the module docstring)."""
+def load_user_settings(workspace: Path | None = None, trust: TrustLookup | None = None) -> UserSettings:
+    """The user's file, then what the project's may set over it (see the module docstring).
+    Without `trust` nothing of the project's is trusted."""
     out = UserSettings()
     user_path = user_settings_path()
     user = _read(user_path, out.problems)
@@ -84,12 +92,15 @@ def load_user_settings(workspace: Path | None = None) -> UserSettings:
         out.settings = user
         out.files.append(user_path)
     if workspace is not None:
-        project_path = workspace / PROJECT_FILE
-        project = _read(project_path, out.problems)
-        if project is not None:
-            servers = project.pop("mcpServers", None)
-            if isinstance(servers, dict):
-                out.project_mcp_servers = servers
-            out.settings = merge(out.settings, project)
-            out.files.append(project_path)
+        for held in project_files(workspace, out.settings, out.problems):
+            if trust is not None and held.keys:
+                held.decision = trust(held.name, held.sha256)
+            trusted = held.decision == "trusted"
+            if held.view is not None:  # the settings file
+                out.settings = merge(out.settings, held.view.safe)
+                if trusted:
+                    out.settings = merge(out.settings, held.view.waiting)
+                out.files.append(workspace / held.name)
+            if held.keys and not trusted:
+                out.held.append(held)
     return out

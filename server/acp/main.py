@@ -57,17 +57,28 @@ async def serve(args: argparse.Namespace) -> None:
     with paused():  # no full GC passes over the import-time objects (import_gc.py)
         import acp  # noqa: PLC0415 - its schema costs ~0.5 s; only this command pays it
 
+        from ..project_settings import describe
         from ..service import ShiroService
+        from ..state.paths import shiro_home, workspace_key
+        from ..state.trust import TrustStore
         from ..user_settings import load_user_settings
         from .agent import AcpBridge, ShiroAcpAgent
         from .streams import NotAPipe, stdio
 
     bridge = AcpBridge()
     service = ShiroService(bridge)
-    # Editors start the agent in the project's directory: its project file applies too.
-    from_files = load_user_settings(Path.cwd())
+    # Editors start the agent in the project's directory: its project file applies too, as far
+    # as the user's trust in it allows (PROTOCOL.md "Workspace trust"). ACP has no question of its
+    # own for settings: what waits is named in a notice; `shiro trust` in a shell trusts it.
+    cwd = Path.cwd().resolve()
+    from_files = load_user_settings(cwd, TrustStore(shiro_home()).lookup(workspace_key(cwd), cwd))
     for problem in from_files.problems:
         log.warning("%s", problem)
+    for held in from_files.held:
+        keys = [k for k in held.keys if not k.startswith("mcpServers.")]  # servers: the MCP notice names them
+        if keys:
+            why = "you chose not to trust it" if held.decision == "declined" else "this folder is not trusted"
+            service.trust_notices.append(f"{held.name} held back ({why}): {describe(keys)}; `shiro trust` in this folder applies them")
     service.update_settings(from_files.settings)
     service.update_settings(flag_settings(args))
     try:

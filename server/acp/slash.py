@@ -30,7 +30,9 @@ async def _entries(service: "ShiroService", session: "AgentSession") -> str:
     entries = await service.memory.run(service.workspace_of(session), lambda m: m.entries())
     if not entries:
         return "Project memory is empty."
-    return "\n".join(f"- **{e.kind}** {e.text} _(hits {e.hits})_" for e in entries)
+    return "\n".join(
+        f"- **{e.kind}** {e.text} _(hits {e.hits}{'; session ' + e.session_id[:8] if e.session_id else ''})_"
+        for e in entries)
 
 
 async def _notes(service: "ShiroService", session: "AgentSession", _: str) -> str:

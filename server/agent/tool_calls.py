@@ -11,7 +11,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from ..protocol import ToolResultEvent
+from ..protocol import NoticeEvent, ToolResultEvent
 from .events import ApprovalRequest
 from .session import AgentSession
 from .tools.base import Tool
@@ -97,6 +97,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
     result = await run_tool(tool, session.deps.host, call.input)
     if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
         session.touched.add(session.root / call.input["path"])
+    if result.notice:
+        session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=result.notice))
     return ToolResultPart(call.tool_call_id, call.tool_name, result.output, result.is_error)
 
 

@@ -40,11 +40,14 @@ def init_options(
     return options
 
 
-def settings_with_flags(args: argparse.Namespace, cwd: Path, report: Any) -> dict[str, Any]:
-    """The user settings file merged under the flags; `report(text)` names each problem of the file."""
+def settings_with_flags(args: argparse.Namespace, cwd: Path, report: Any, loaded: Any = None) -> dict[str, Any]:
+    """The user settings file merged under the flags; `report(text)` names each problem of the file.
+    `loaded`: the files as client/trust.py read them (with the user's trust); else read here,
+    trusting nothing of the project's."""
     from ..user_settings import load_user_settings, merge
 
-    loaded = load_user_settings(cwd)
+    if loaded is None:
+        loaded = load_user_settings(cwd)
     for problem in loaded.problems:
         report(f"shiro: settings file {problem}")
     flags = init_options(

@@ -29,6 +29,7 @@ from prompt_toolkit.styles import Style
 from .. import protocol as wire
 from ..model.workspace_files import walk_files
 from . import render
+from . import trust as trust_flow
 from .connection import CommandError, Connection, ServerGone
 from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
@@ -219,7 +220,7 @@ class Interactive:
         if kind != "queued":
             self._flush_text()
         if kind == "turn_end":
-            self._drop_approvals()
+            self._drop_approvals(keep_trust=True)
         lines = render.event_lines(event, self.tools)
         if lines:
             self.say(*lines)
@@ -235,27 +236,42 @@ class Interactive:
         self.redraw()
 
     async def approve(self, message: str, actions: list[str]) -> str | None:
+        trusting = wire.TRUST in actions
+        if trusting and await asyncio.to_thread(trust_flow.already_answered, self.cwd):
+            return None  # "not now" before the server started: the same answer, not a second question
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._flush_text()
         self.say([("yellow", f"? {message}")])
-        self.approvals.append((message, future))
+        self.approvals.append((wire.TRUST_TOOL if trusting else message, future))
         self.redraw()
         return await future
+
+    @property
+    def trust_open(self) -> bool:
+        return bool(self.approvals) and self.approvals[0][0] == wire.TRUST_TOOL
 
     def answer(self, title: str | None) -> None:
         if not self.approvals:
             return
-        _, future = self.approvals.popleft()
+        kind, future = self.approvals.popleft()
         if not future.done():
             future.set_result(title)
-        self.say([("dim", {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied"))])
+        if kind == wire.TRUST_TOOL:
+            said = {wire.TRUST: "  trusted", wire.DONT_TRUST: "  not trusted until these files change"}.get(title or "", f"  not now: {trust_flow.TRUST_HINT}")
+        else:
+            said = {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied")
+        self.say([("dim", said)])
         self.redraw()
 
-    def _drop_approvals(self) -> None:
+    def _drop_approvals(self, keep_trust: bool = False) -> None:
+        """Unanswered questions end as a deny. A turn's end (or an abort) ends its tool approvals
+        only: the trust question belongs to the folder, not to a turn, and stays open."""
+        kept = deque(item for item in self.approvals if keep_trust and item[0] == wire.TRUST_TOOL)
         while self.approvals:
-            _, future = self.approvals.popleft()
-            if not future.done():
+            kind, future = self.approvals.popleft()
+            if not future.done() and not (keep_trust and kind == wire.TRUST_TOOL):
                 future.set_result(None)
+        self.approvals = kept
 
     # -- prompt pieces --------------------------------------------------------------------
     def message(self) -> StyleAndTextTuples:
@@ -267,6 +283,8 @@ class Interactive:
         # The task panel sits above the input (the seed), the status line below it.
         for row in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
             fragments += [(f"class:{s}" if s else "", t) for s, t in row] + [("", "\n")]
+        if self.trust_open:
+            return fragments + [("class:yellow", f"{trust_flow.QUESTION_KEYS} › ")]
         if self.approvals:
             return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
         return fragments + [("class:prompt-mark", "› ")]
@@ -294,9 +312,13 @@ class Interactive:
 
     def bindings(self) -> KeyBindings:
         kb = KeyBindings()
-        asking = Condition(lambda: bool(self.approvals))
+        trusting = Condition(lambda: self.trust_open)
+        asking = Condition(lambda: bool(self.approvals)) & ~trusting
         for key, title in (("a", "Allow"), ("y", "Allow"), ("w", "Always allow"), ("d", "Deny"), ("n", "Deny")):
             kb.add(key, filter=asking)(lambda event, title=title: self.answer(title))
+        # The trust question: Trust / Never (until the files change) / Not now (nothing remembered).
+        for key, choice in (("y", wire.TRUST), ("t", wire.TRUST), ("n", wire.DONT_TRUST), ("enter", None)):
+            kb.add(key, filter=trusting)(lambda event, choice=choice: self.answer(choice))
 
         @kb.add("enter", filter=asking)
         def _(event: Any) -> None:
@@ -310,7 +332,7 @@ class Interactive:
             elif self.busy:
                 self.spawn(self.abort())
             elif self.approvals:
-                self.answer("Deny")
+                self.answer(None if self.trust_open else "Deny")
 
         @kb.add("c-c")
         def _(event: Any) -> None:
@@ -323,7 +345,7 @@ class Interactive:
             if self.busy:
                 self.spawn(self.abort())
             elif self.approvals:
-                self.answer("Deny")
+                self.answer(None if self.trust_open else "Deny")
             elif event.current_buffer.text:
                 event.current_buffer.reset()
 
@@ -349,7 +371,7 @@ class Interactive:
 
     # -- actions --------------------------------------------------------------------------
     async def abort(self) -> None:
-        self._drop_approvals()
+        self._drop_approvals(keep_trust=True)
         try:
             result = await self.conn.abort()
         except (CommandError, ServerGone) as exc:

@@ -5,6 +5,7 @@
     shiro -c [-p ...]           continue the newest session of this directory
     shiro -r PREFIX [-p ...]    continue a session by id or unique prefix
     shiro sessions [--json]     this directory's sessions, newest first
+    shiro trust [DIR]           trust this directory's project settings as they are now
     shiro acp                   the agent over the Agent Client Protocol on stdio (Zed, JetBrains)
 
 The client starts the language server (`python -m shiro_neko`) or attaches to a warm one, and
@@ -38,6 +39,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
         "       [--base-url URL] [--wire-api API]\n"
         "       shiro sessions [--json] [--limit N]\n"
+        "       shiro trust [DIR]\n"
         "       shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]",
         description="shiro-neko in the terminal: a coding agent behind a language server.",
         epilog="Keys: Esc or Ctrl-C abort the turn, Ctrl-C twice or Ctrl-D leave, Up/Down walk the prompt history. "
@@ -60,10 +62,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wire-api", choices=("responses", "chat", "auto"),
                         help="API shape the endpoint speaks (chat for most local servers; default: the setting, responses)")
     parser.add_argument("--version", action="version", version=f"shiro {__version__}")
-    sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions | acp")
+    sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions | trust | acp")
     sessions = sub.add_parser("sessions", help="list this directory's sessions, newest first")
     sessions.add_argument("--json", action="store_true", help="print JSON: {sessions: [{id, title, ...}]}")
     sessions.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    trust = sub.add_parser("trust", help="trust a directory's project settings (.shiro-neko/settings.json, .mcp.json) as they are now")
+    trust.add_argument("dir", nargs="?", metavar="DIR", help="the directory (default: this one)")
     sub.add_parser("acp", help="serve Agent Client Protocol editors on stdio (see docs/acp.md)")
     return parser.parse_args(argv)
 
@@ -87,6 +91,10 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
         from .local_sessions import run_sessions
 
         return run_sessions(args, cwd)
+    if args.command == "trust":
+        from .trust import run_trust
+
+        return run_trust(args, cwd)
     prompt: str | None = None
     if args.prompt is not None:
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
@@ -96,6 +104,13 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     elif not (sys.stdin.isatty() and sys.stdout.isatty()):
         err('shiro: no terminal here; run one turn with  shiro -p "prompt"')
         return EXIT_USAGE
+    from . import trust
+
+    if prompt is None:
+        # Before the server starts: the settings it gets depend on the answer (docs/security.md).
+        loaded = trust.ask_at_start(cwd)
+        for line in trust.held_lines(loaded):
+            print(line, flush=True)
     from .process import server_env, spawn_early
     from .warm_client import handshake
 
@@ -106,7 +121,11 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     early: object = shake if shake is not None else spawn_early(cwd, env)
     from .initialize import initialize_frame, send_early, settings_with_flags
 
-    options = settings_with_flags(args, cwd, err)
+    if prompt is not None:
+        loaded = trust.load(cwd)  # `shiro -p` never asks: it names what waits
+        for line in trust.held_lines(loaded):
+            err(line)
+    options = settings_with_flags(args, cwd, err, loaded)
     # A cold server reads its `initialize` long after asyncio has the pipes: only a warm one's goes now.
     sent = shake is not None and send_early(shake.stdin_w, initialize_frame(cwd, options))
     if sent and shake is not None and prompt is not None and not (args.cont or args.resume):

@@ -18,14 +18,15 @@ from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from . import render
 from .connection import CommandError, Connection, ServerGone
+from .. import protocol as wire
 
 EXIT_OK, EXIT_ERROR, EXIT_ABORTED = 0, 1, 130
-APPROVAL_HINT = "pass --approvals auto-edit (edits) or --approvals auto (edits and commands) to allow it"
 
 
 class OneShot:
-    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr, approvals: str | None = None) -> None:
         self.conn = conn
+        self.approvals = approvals  # the mode this run asked for (flag or settings), for a true hint
         self.out, self.err = out, err
         self.stream_out = out.isatty()
         self.color = err.isatty()
@@ -65,10 +66,20 @@ class OneShot:
         if self.stream_out:
             self._write_blocks(self.blocks.feed(lines) + self.blocks.flush())
 
+    def approval_hint(self) -> str:
+        if self.approvals == "auto":
+            # Under auto only what must never run unasked still asks (a command whose sandbox
+            # cannot be enforced): no flag allows it; an interactive `shiro` can.
+            return "this call needs a yes even under --approvals auto; run `shiro` in a terminal to answer it"
+        return "run `shiro` in a terminal to answer, or pass --approvals auto to allow calls without asking"
+
     async def approve(self, message: str, actions: list[str]) -> str | None:
+        if wire.TRUST in actions:
+            # The trust question: never asked here; the server names what it holds back in a notice.
+            return None
         if not sys.stdin.isatty():
             self._note([("yellow", f"shiro: denied, no terminal to ask: {message}")])
-            self._note([("yellow", f"shiro: {APPROVAL_HINT}")])
+            self._note([("yellow", f"shiro: {self.approval_hint()}")])
             return "Deny"
         self._end_text()
         self._note([("yellow", f"? {message}")])

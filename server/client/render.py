@@ -249,7 +249,10 @@ def sessions_lines(rows: list[dict[str, Any]]) -> list[Line]:
 def notes_lines(entries: list[dict[str, Any]]) -> list[Line]:
     if not entries:
         return [[("dim", "project memory is empty")]]
-    return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", "")))] for e in entries]
+    # Which session wrote each note (issue 20: a note may come from a workspace file that talked the
+    # model into it; the session says where to look).
+    return [[("dim", f"{int(e.get('hits') or 0):>3} hits  "), ("cyan", f"({e.get('kind')}) "), ("", str(e.get("text", ""))),
+             ("dim", f"  · session {str(e['sessionId'])[:8]}" if e.get("sessionId") else "")] for e in entries]
 
 
 MCP_STATE_STYLE = {"ready": "green", "starting": "yellow", "failed": "red", "disabled": "dim", "untrusted": "yellow"}

@@ -41,7 +41,7 @@ class MemoryFeature:
         if not self.enabled:
             return []  # --no-memory: the model is not offered what it cannot use
         workspace = self.service.workspace_of(session)
-        return memory_tools(lambda: self.store(workspace))
+        return memory_tools(lambda: self.store(workspace), session.id)
 
     def block(self, session: AgentSession) -> str:
         """Rendered once per session: memory is what was learned in *earlier* sessions."""

@@ -16,7 +16,7 @@ from .. import protocol as wire
 from ..delta_coalescing import DeltaCoalescer
 from ..agent.events import ApprovalAnswer, ApprovalRequest
 from ..agent.tools.disk_host import DiskToolHost
-from .client_approval import ask_in_client, offers_client_approvals
+from .client_approval import ask_in_client, ask_trust_in_client, offers_client_approvals
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -74,6 +74,8 @@ class LspSink:
 
     async def ask(self, message: str, actions: list[str]) -> str | None:
         """A question with buttons; the chosen title, or None when dismissed or not shown."""
+        if wire.TRUST in actions and offers_client_approvals(self.server.client_capabilities.experimental):
+            return await ask_trust_in_client(self.server.protocol, message)
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,

@@ -67,3 +67,23 @@ async def ask_in_client(protocol: Any, request: ApprovalRequest) -> ApprovalAnsw
         log.warning("%s failed: %s", wire.APPROVE, exc)
         return "deny"
     return decision_of(answer)
+
+
+async def ask_trust_in_client(protocol: Any, question: str) -> str | None:
+    """The workspace trust question as `shiro/approve` with `toolName: "trust"` (PROTOCOL.md
+    "Workspace trust"): allow or always trusts, deny is "don't trust", and a null answer, an error
+    or anything else is "not now" (nothing remembered, asked again next start)."""
+    msg_id = f"trust-{uuid.uuid4()}"
+    params = wire.to_wire(wire.ApproveParams(
+        sessionId="", turnId="", toolCallId=msg_id, toolName=wire.TRUST_TOOL, input={"question": question}, title=question))
+    try:
+        answer = await protocol.send_request_async(wire.APPROVE, params, msg_id=msg_id)
+    except asyncio.CancelledError:
+        protocol._request_futures.pop(msg_id, None)
+        raise
+    except Exception as exc:
+        log.warning("%s (trust) failed: %s", wire.APPROVE, exc)
+        return None
+    raw = wire.plain(answer)
+    decision = raw.get("decision") if isinstance(raw, dict) else None
+    return {"allow": wire.TRUST, "always": wire.TRUST, "deny": wire.DONT_TRUST}.get(decision) if isinstance(decision, str) else None

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.tools.base import Tool
 from ..state.paths import workspace_key
+from ..state.trust import TrustStore
 from .specs import McpServerSpec
 from .tools import mcp_tools, model_names
-from .trust import TrustStore
 from .workspace_servers import AskUser, ServerView, WorkspaceServers
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class McpManager:
         self._home = home
         self._ask = ask
         self._settings_raw: Any = {}
+        self._editor_servers: dict[str, Any] = {}
         self._workspaces: dict[Path, WorkspaceServers] = {}
         self._tools: dict[Path, list[Tool]] = {}
 
@@ -52,6 +53,7 @@ class McpManager:
                 root, workspace_key(root), TrustStore(self._home()), self._ask, lambda: self._forget_tools(root)
             )
             servers.configure(self._settings_raw)
+            servers.editor_servers = self._editor_servers
             self._workspaces[root] = servers
             servers.reconcile()
         return servers
@@ -60,11 +62,14 @@ class McpManager:
         """A workspace's first session: start its servers in the background (idempotent)."""
         self._servers(root)
 
-    def configure(self, mcp_servers: Any) -> None:
-        """The `mcpServers` setting changed: apply it to every running workspace at once."""
+    def configure(self, mcp_servers: Any, workspace_servers: dict[str, Any] | None = None) -> None:
+        """The `mcpServers` setting changed (or the editor's workspace-level servers, which are
+        project servers): apply it to every running workspace at once."""
         self._settings_raw = mcp_servers
+        self._editor_servers = dict(workspace_servers or {})
         for servers in self._workspaces.values():
             servers.configure(mcp_servers)
+            servers.editor_servers = self._editor_servers
             servers.reconcile()
 
     def use_client_servers(self, root: Path, specs: list[McpServerSpec]) -> None:

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import msgspec
 
+from ..protocol import DONT_TRUST, TRUST
+from ..project_settings import PROJECT_FILES, HeldFile, describe, project_files, sha256
+from ..state.trust import Decision, TrustStore
 from .specs import McpServerSpec, Source, parse_servers
-from .trust import PROJECT_FILE, TrustStore, file_hash
 
 if TYPE_CHECKING:
     from ..protocol import McpState
@@ -25,11 +27,23 @@ log = logging.getLogger(__name__)
 
 BACKOFF_FIRST = 2.0
 BACKOFF_MAX = 300.0
+# The trust record's name for MCP servers an editor's workspace-level settings define (VS Code:
+# `.vscode/settings.json` or a `.code-workspace` file, told apart by the extension).
+EDITOR_SETTINGS = "workspace settings: shiro.mcpServers"
 
-PROJECT_SETTINGS = ".shiro-neko/settings.json"
 
-TRUST = "Trust"
-DONT_TRUST = "Don't trust"
+def trust_question(root: Path, files: list[HeldFile]) -> str:
+    """One question for every project file the user has not answered about."""
+    held = "; ".join(f.line() for f in files)
+    return (
+        f"Trust the folder {root.name}? Until you do, these project settings are held back: {held}. "
+        "Trusting lets shiro-neko run the commands they name on this machine."
+    )
+
+
+def held_notice(held: HeldFile) -> str:
+    why = "you chose not to trust it" if held.decision == "declined" else "until you trust this folder"
+    return f"{held.name}: held back ({why}): {describe([k for k in held.keys if k.startswith('mcpServers.')])}; `shiro trust` applies it"
 
 # (message, action titles) -> the title chosen, or None when the user dismissed the question.
 AskUser = Callable[[str, list[str]], Awaitable[str | None]]
@@ -52,20 +66,6 @@ class _Retry:
     at: float = 0.0
 
 
-def _read_json(path: Path) -> tuple[Any, bytes, str | None]:
-    """(value, bytes, error); a missing file is (None, b"", None)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None, b"", None
-    except OSError as exc:
-        return None, b"", f"{path.name} could not be read: {exc.strerror}"
-    try:
-        return msgspec.json.decode(data), data, None
-    except msgspec.DecodeError as exc:
-        return None, data, f"{path.name} is not valid JSON: {exc}"
-
-
 class WorkspaceServers:
     def __init__(self, root: Path, key: str, trust: TrustStore, ask: AskUser, on_tools_changed: Callable[[], None]) -> None:
         self.root = root
@@ -82,84 +82,84 @@ class WorkspaceServers:
         self._untrusted: dict[str, tuple[McpServerSpec, str]] = {}
         self._retry: dict[str, _Retry] = {}
         self._notices: list[str] = []
-        self._asked: set[str] = set()  # hashes asked about in this process (a dismissal asks next start)
+        self._asked: set[tuple[tuple[str, str], ...]] = set()  # questions asked in this process (a dismissal asks next start)
+        self._noticed: set[tuple[str, str]] = set()  # (file, sha256) already named in a notice
+        self.editor_servers: dict[str, Any] = {}  # the editor's workspace-level servers (project servers)
         self._asking: asyncio.Task[None] | None = None
         self._stopping: list[asyncio.Task[None]] = []
         self.backoff_first = BACKOFF_FIRST
 
     # -- which servers ----------------------------------------------------------------------
-    def _project(self) -> tuple[list[McpServerSpec], dict[str, str], str | None]:
-        """The project's servers (`.mcp.json`, then `.shiro-neko/settings.json`'s `mcpServers`),
-        their errors, and the hash the user's trust is keyed on (None: the project has none)."""
-        specs: list[McpServerSpec] = []
+    def _project(self) -> tuple[list[HeldFile], dict[str, str]]:
+        """The project's files that define servers (`.mcp.json`, `.shiro-neko/settings.json` in
+        any spelling, the editor's workspace-level settings), each with the user's answer about
+        its content, and the errors of those that could not be read."""
+        problems: list[str] = []
+        files = [f for f in project_files(self.root, None, problems) if f.servers]
+        if self.editor_servers:
+            encoded = msgspec.json.encode(self.editor_servers, order="sorted")
+            files.append(HeldFile(EDITOR_SETTINGS, sha256(encoded), [f"mcpServers.{n}" for n in sorted(self.editor_servers)],
+                                  servers=dict(self.editor_servers)))
+        lookup = self.trust.lookup(self.key, self.root)
+        for held in files:
+            held.decision = lookup(held.name, held.sha256)
         errors: dict[str, str] = {}
-        hashed: list[bytes] = []
-        names: set[str] = set()
-        for relative, servers_only in ((PROJECT_FILE, False), (PROJECT_SETTINGS, True)):
-            raw, data, error = _read_json(self.root / relative)
-            if error:
-                errors[relative] = error
-            if raw is None:
-                continue
-            servers = raw.get("mcpServers", {}) if isinstance(raw, dict) else None
-            if not isinstance(servers, dict):
-                errors[relative] = f'{relative} must be an object with "mcpServers": {{name: entry}}'
-                continue
-            if not servers and servers_only:
-                continue  # a project settings file without servers asks for no trust
-            # The settings file's other keys may change freely: only its servers are hashed.
-            hashed.append(data if not servers_only else msgspec.json.encode(servers, order="sorted"))
-            found, bad = parse_servers(servers, "project")
-            specs += [spec for spec in found if spec.name not in names]
-            names |= {spec.name for spec in found}
-            errors.update({n: e for n, e in bad.items() if n not in errors})
-        digest = file_hash(b"\0".join(hashed)) if hashed else None
-        return specs, errors, digest
+        for problem in problems:
+            name = next((n for n in PROJECT_FILES if problem.startswith(str(self.root / n))), problem)
+            errors[name] = problem.removeprefix(str(self.root) + "/")
+        return files, errors
 
     def _desired(self) -> None:
         settings_specs, settings_errors = parse_servers(self._settings_raw, "settings")
-        project_specs, project_errors, digest = self._project()
+        files, project_errors = self._project()
         wanted: dict[str, McpServerSpec] = {}
         bad: dict[str, tuple[Source, str]] = {n: ("settings", e) for n, e in settings_errors.items()}
         # The user's own settings (and an ACP client's servers) win over a project's same name.
         for spec in [*settings_specs, *self.client_specs]:
             wanted[spec.name] = spec
         untrusted: dict[str, tuple[McpServerSpec, str]] = {}
-        decision = self.trust.decision(self.key, digest) if digest else None
-        for spec in project_specs:
-            if spec.name in wanted or spec.name in bad:
-                continue
-            if decision == "trusted":
-                wanted[spec.name] = spec
-            else:
-                why = "declined: you chose not to trust this .mcp.json" if decision == "declined" else "waiting for you to trust .mcp.json"
-                untrusted[spec.name] = (spec, why)
+        unasked: list[HeldFile] = []
+        for held in files:
+            found, errors = parse_servers(held.servers, "project")
+            for spec in found:
+                if spec.name in wanted or spec.name in bad or spec.name in untrusted:
+                    continue
+                if held.decision == "trusted":
+                    wanted[spec.name] = spec
+                elif held.decision == "declined":
+                    untrusted[spec.name] = (spec, f"declined: you chose not to trust this {held.name} (`shiro trust` changes that)")
+                else:
+                    untrusted[spec.name] = (spec, f"waiting for you to trust {held.name}")
+            for name, error in errors.items():
+                project_errors.setdefault(name, error)
+            if held.decision != "trusted" and (held.name, held.sha256) not in self._noticed:
+                self._noticed.add((held.name, held.sha256))
+                self._notices.append(held_notice(held))
+            if held.decision is None:
+                unasked.append(held)
         for name, error in project_errors.items():
             bad.setdefault(name, ("project", error))
         self._wanted = {n: s for n, s in wanted.items() if s.enabled}
         self._disabled = {n: s for n, s in wanted.items() if not s.enabled}
         self._bad, self._untrusted = bad, untrusted
-        if digest is not None and decision is None and project_specs and digest not in self._asked:
-            self._asked.add(digest)
-            self._asking = asyncio.create_task(self._ask_trust(digest, [s.name for s in project_specs]))
+        asking = tuple((f.name, f.sha256) for f in unasked)
+        if unasked and asking not in self._asked:
+            self._asked.add(asking)
+            self._asking = asyncio.create_task(self._ask_trust(unasked))
 
-    async def _ask_trust(self, digest: str, names: list[str]) -> None:
-        message = (
-            f"The project {self.root.name} asks to run MCP servers {', '.join(names)} "
-            f"({PROJECT_FILE} or {PROJECT_SETTINGS}): trusting it lets shiro-neko run the commands "
-            "they name on this machine. Trust it?"
-        )
+    async def _ask_trust(self, files: list[HeldFile]) -> None:
         try:
-            answer = await self.ask(message, [TRUST, DONT_TRUST])
+            answer = await self.ask(trust_question(self.root, files), [TRUST, DONT_TRUST])
         except Exception as exc:
-            log.info("could not ask about %s: %s", PROJECT_FILE, exc)
+            log.info("could not ask about the project's files: %s", exc)
             return
         if answer not in (TRUST, DONT_TRUST):
-            return  # dismissed: not remembered, asked again when the server next starts
+            return  # not now: nothing remembered, asked again when the server next starts
+        decision: Decision = "trusted" if answer == TRUST else "declined"
         try:
-            await asyncio.to_thread(self.trust.remember, self.key, digest, "trusted" if answer == TRUST else "declined")
+            await asyncio.to_thread(self.trust.record, self.key, self.root, {f.name: f.sha256 for f in files}, decision)
         except Exception as exc:
-            log.warning("could not remember the answer about %s: %s", PROJECT_FILE, exc)
+            log.warning("could not remember the answer about %s: %s", ", ".join(f.name for f in files), exc)
         self.reconcile()
 
     # -- keeping them running ---------------------------------------------------------------

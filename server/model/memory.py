@@ -16,3 +16,4 @@ class MemoryEntry(msgspec.Struct, rename="camel", omit_defaults=True):
     hits: int
     created_at: str
     last_used_at: str | None = None
+    session_id: str | None = None  # the session whose `remember` wrote it (absent: a command, or older files)

@@ -4,7 +4,7 @@ user's bytes (a copy aside before anything rewrites the file), and everything el
 listings, resume of the other sessions, history, memory, a new chat and its save. A damaged
 session record and a damaged short-term memory database are never written to (the database is
 not even read until the file changes); every other file is rebuilt once its copy exists. The MCP
-trust record (`mcp-trust.json`) has its own test: a damaged one means "never asked", so the
+trust record (`trust.json`) has its own test: a damaged one means "never asked", so the
 project's servers wait for the user's answer again."""
 
 from __future__ import annotations
@@ -160,8 +160,8 @@ async def test_bad_mcp_trust_record(tmp_path, capfd, damage):
             session = (await h.chat("before the damage"))["sessionId"]
         finally:
             await _stop(h)
-    target = home / "mcp-trust.json"
-    assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["decision"] == "trusted"
+    target = home / "trust.json"
+    assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["files"][".mcp.json"]["decision"] == "trusted"
     bad = DAMAGE[damage](target.read_bytes())
     target.write_bytes(bad)
     pidfile.unlink()
@@ -189,4 +189,4 @@ async def test_bad_mcp_trust_record(tmp_path, capfd, damage):
     assert str(target) in log and "corrupt" in log, f"the log does not name {target}:\n{log[-2000:]}"
     copies = sorted(home.glob(f"{target.name}.corrupt-*"))
     assert [c.read_bytes() for c in copies] == [bad], "the damaged bytes were not kept aside, exactly once"
-    assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["decision"] == "trusted"
+    assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["files"][".mcp.json"]["decision"] == "trusted"

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from shiro_neko.protocol import plain
 from tests.fake_provider import Call, Reply
@@ -110,3 +111,34 @@ async def test_clients_without_the_capability_get_the_dialog(tmp_path, fake, wor
         assert h.approvals == [] and len(h.asked) == 1
     finally:
         await _stop(h)
+
+
+@pytest.mark.parametrize("answer, decision", [({"decision": "always"}, "trusted"), ({"decision": "deny"}, "declined"), (None, None)])
+async def test_workspace_trust_is_asked_as_shiro_approve_with_tool_name_trust(tmp_path, fake, workspace, answer, decision):
+    """An editor's workspace-level MCP servers (VS Code sends them as `workspaceMcpServers`) are
+    project servers: asked about as `shiro/approve` with `toolName: "trust"`; always trusts,
+    deny is remembered, null is "not now" (nothing remembered)."""
+    import json
+    import sys
+
+    marker = tmp_path / "PWNED"
+    server = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').write('ran')"]}
+    h = await _client(tmp_path, fake, workspace, [answer])
+    try:
+        h.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"shiro": {"workspaceMcpServers": {"pwn": server}}}))
+        await h.command("shiro.newSession")
+        await h.wait_for(lambda: h.approvals, timeout=30)
+        [ask] = h.approvals
+        assert ask["toolName"] == "trust" and "mcpServers.pwn" in ask["title"]
+        assert h.asked == []
+        await asyncio.sleep(0.5)
+        record = tmp_path / "home" / "trust.json"
+        files = next(iter(json.loads(record.read_text())["workspaces"].values()))["files"] if record.exists() else {}
+        assert {n: f["decision"] for n, f in files.items()} == ({"workspace settings: shiro.mcpServers": decision} if decision else {})
+        if decision == "trusted":
+            await h.wait_for(lambda: marker.exists(), timeout=30)  # now it runs
+    finally:
+        await _stop(h)
+    if decision != "trusted":
+        assert not marker.exists()

@@ -13,7 +13,8 @@ import pytest
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.agent.tools.registry import run_tool
 from shiro_neko.mcp.manager import McpManager
-from shiro_neko.mcp.trust import TrustStore, file_hash
+from shiro_neko.project_settings import sha256 as file_hash
+from shiro_neko.state.trust import TrustStore
 
 from .helpers import FAULT_SERVER, fault_entry, pid_alive, pids_in, time_server
 
@@ -290,7 +291,7 @@ async def test_project_file_runs_only_once_trusted_and_asks_again_when_changed(t
         assert (view.source, view.state) == ("project", "untrusted")
         assert "declined" in (view.error or "")
         store = TrustStore(tmp_path / "home")
-        assert store.decision(m._workspaces[root].key, file_hash(project.read_bytes())) == "declined"
+        assert store.lookup(m._workspaces[root].key, root)(".mcp.json", file_hash(project.read_bytes())) == "declined"
         await m.prepare_turn(root)
         assert len(asked) == 1  # remembered
         project.write_text(project.read_text().replace("proj", "proj2"))
@@ -298,7 +299,7 @@ async def test_project_file_runs_only_once_trusted_and_asks_again_when_changed(t
         await asyncio.sleep(0.2)
         assert len(asked) == 2  # the file changed: asked again, and trusted this time
         await ready(m, root, "proj2")
-        record = (tmp_path / "home" / "mcp-trust.json").read_text()
+        record = (tmp_path / "home" / "trust.json").read_text()
         assert "secret-in-project" not in record and file_hash(project.read_bytes()) in record
     finally:
         await m.stop()

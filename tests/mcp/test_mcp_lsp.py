@@ -178,7 +178,7 @@ async def test_project_file_is_asked_about_and_trusted(tmp_path, fake, workspace
         seen = await wait_ready(h, "proj", transient=("starting", "untrusted"))
         assert seen["proj"]["source"] == "project"
         assert len(h.asked) == 1 and "proj" in h.asked[0] and ".mcp.json" in h.asked[0]
-        trust = (h.home / "mcp-trust.json").read_bytes()
+        trust = (h.home / "trust.json").read_bytes()
         assert b"project-secret-42" not in trust
     finally:
         await close(h)

@@ -26,9 +26,9 @@ def test_slash_mcp_shows_states_errors_and_tools(workspace, env):
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": sys.executable, "args": [FAULT_SERVER]}}}))
     t = Term([], workspace, env)
     try:
-        t.pos = 0  # the question may come before the banner
-        t.expect(r"\? The project workspace asks to run MCP servers proj")
-        t.type("a", enter=False)  # yes: trusted, remembered
+        t.pos = 0  # the question comes before the banner
+        t.expect(r"\.mcp\.json: mcpServers\.proj")
+        t.type("y")  # yes: trusted, remembered
         deadline = time.monotonic() + 60
         while True:
             start = len(t.out)
@@ -44,4 +44,4 @@ def test_slash_mcp_shows_states_errors_and_tools(workspace, env):
         t.leave()
     finally:
         t.close()
-    assert '"decision":"trusted"' in (Path(env["SHIRO_NEKO_HOME"]) / "mcp-trust.json").read_text()
+    assert '"decision":"trusted"' in (Path(env["SHIRO_NEKO_HOME"]) / "trust.json").read_text()

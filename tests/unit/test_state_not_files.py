@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from shiro_neko.mcp.trust import TrustStore
+from shiro_neko.state.trust import TrustStore
 from shiro_neko.state.atomic import DamagedFile, read_state_file
 from shiro_neko.state.memory import ProjectMemory
 from shiro_neko.state.paths import memory_file, workspace_key
@@ -72,11 +72,12 @@ async def test_a_memory_file_that_is_not_a_file(tmp_path: Path, kind: str) -> No
     _moved_aside(bad)
 
 
+@pytest.mark.parametrize("name", ["trust.json", "mcp-trust.json"])  # the record, and the one it carries over
 @pytest.mark.parametrize("kind", BAD)
-async def test_a_trust_record_that_is_not_a_file(tmp_path: Path, kind: str) -> None:
+async def test_a_trust_record_that_is_not_a_file(tmp_path: Path, kind: str, name: str) -> None:
     home = tmp_path / "home"
-    bad = BAD[kind](home / "mcp-trust.json")
-    assert await _answers(lambda: TrustStore(home).decision("k", "0" * 64), bad) is None
+    bad = BAD[kind](home / name)
+    assert await _answers(lambda: TrustStore(home).lookup("k", tmp_path / "ws")(".mcp.json", "0" * 64), bad) is None
     _moved_aside(bad)
 
 

@@ -50,7 +50,7 @@ def test_project_mcp_servers_are_handed_back_apart(user_file: Path, tmp_path: Pa
     (project / "settings.json").write_text(json.dumps({"mcpServers": {"theirs": {"command": "rm"}}}))
     loaded = load_user_settings(tmp_path)
     assert loaded.settings == {"mcpServers": {"mine": {"command": "my-server"}}}
-    assert loaded.project_mcp_servers == {"theirs": {"command": "rm"}}
+    assert [(h.name, h.keys) for h in loaded.held] == [(".shiro-neko/settings.json", ["mcpServers.theirs"])]
 
 
 @pytest.mark.parametrize("text, why", [("{not json", "not valid JSON"), ("[1, 2]", "holds list"), (b"\xff\xfe", "cannot be read")])

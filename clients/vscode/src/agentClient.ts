@@ -17,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import { bundledWheel, findPython, pythonCandidates, runInstall } from './serverInstall';
 import { findServer, ServerLookup } from './serverPath';
+import { serverSettings } from './workspaceTrust';
 import type { ApproveParams, ApproveResult, EventPayload, StatusPayload, TodosPayload } from './wire';
 
 export const EVENT = 'shiro/event';
@@ -82,6 +83,7 @@ export class AgentClient implements vscode.Disposable {
       home: os.homedir(),
       pipxHome: process.env.PIPX_HOME,
       installed: this.installDir,
+      trusted: vscode.workspace.isTrusted,
       exists: (f) => {
         try {
           return fs.statSync(f).isFile();
@@ -144,8 +146,18 @@ export class AgentClient implements vscode.Disposable {
       // Every file buffer: the agent reads open buffers rather than the disk.
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.output,
-      synchronize: { configurationSection: 'shiro' },
-      initializationOptions: vscode.workspace.getConfiguration('shiro'),
+      // Settings changes are sent by `sendSettings` (not `synchronize`): the server must get the
+      // workspace's own MCP servers apart from the user's (src/workspaceTrust.ts).
+      initializationOptions: currentSettings(),
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const result = await next(params, token);
+            if (!Array.isArray(result)) return result;
+            return result.map((value, i) => (params.items[i]?.section === 'shiro' ? currentSettings() : value));
+          },
+        },
+      },
     };
     const client = new LanguageClient('shiroNeko', 'Shiro Neko', serverOptions, clientOptions);
     client.registerFeature(new ShiroCapabilities());
@@ -212,6 +224,12 @@ export class AgentClient implements vscode.Disposable {
     }
   }
 
+  /** The settings changed, or VS Code now trusts the folder: the server gets them again. */
+  sendSettings(): void {
+    if (!this.client?.isRunning()) return;
+    void this.client.sendNotification('workspace/didChangeConfiguration', { settings: { shiro: currentSettings() } });
+  }
+
   /** A handler that throws must not take the others down with it. */
   private fire(fn: () => void): void {
     try {
@@ -258,6 +276,12 @@ export class AgentClient implements vscode.Disposable {
     this.onInstalled.dispose();
     this.output.dispose();
   }
+}
+
+/** The `shiro` section for the server: the workspace's MCP servers apart from the user's. */
+function currentSettings(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration('shiro');
+  return serverSettings(config, config.inspect('mcpServers'), vscode.workspace.isTrusted);
 }
 
 /** `shiro/saveDocuments`: save the buffers the server just edited through `workspace/applyEdit`. */

@@ -43,6 +43,7 @@ export class ApprovalBroker implements vscode.Disposable {
 
   /** The `shiro/approve` handler. */
   async ask(params: ApproveParams, token: CancellationToken): Promise<ApproveResult> {
+    if (params.toolName === 'trust') return askTrust(params);
     let before: string | undefined;
     let summary: { stats?: string; hunk?: string[] } = {};
     if (params.preview) {
@@ -139,4 +140,16 @@ async function currentText(path: string): Promise<string> {
   } catch {
     return '';
   }
+}
+
+/**
+ * The workspace trust question (PROTOCOL.md "Workspace trust": `toolName: "trust"`): Trust
+ * answers `always`, Don't trust `deny` (remembered until the files change), a dismissed dialog
+ * null (not now: asked again next start).
+ */
+async function askTrust(params: ApproveParams): Promise<ApproveResult> {
+  const choice = await vscode.window.showWarningMessage(params.title, { modal: true }, 'Trust', "Don't trust");
+  if (choice === 'Trust') return { decision: 'always' };
+  if (choice === "Don't trust") return { decision: 'deny' };
+  return null as unknown as ApproveResult;
 }

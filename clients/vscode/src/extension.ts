@@ -96,8 +96,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('shiro.server.path') && !client!.usesConfiguredServer() && (await client!.restart())) {
         await controller.resumeOnOpen();
+      } else if (e.affectsConfiguration('shiro')) {
+        client!.sendSettings();
       }
     }),
+    // Trusted now: the workspace-level keys apply (its MCP servers still go through the server's trust step).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => client!.sendSettings()),
   );
 
   // Multi-root: the panel follows the workspace folder of the active editor.

@@ -12,10 +12,10 @@ export function notesMarkdown(entries: MemoryEntry[]): string {
   for (const kind of kinds) {
     const group = entries.filter((e) => e.kind === kind).sort((a, b) => b.hits - a.hits);
     if (!group.length) continue;
-    lines.push(`## ${TITLES[kind] ?? kind}`, '', '| hits | entry | added |', '| ---: | --- | --- |');
+    lines.push(`## ${TITLES[kind] ?? kind}`, '', '| hits | entry | added | by session |', '| ---: | --- | --- | --- |');
     for (const e of group) {
       const text = e.text.replace(/\|/g, '\\|');
-      lines.push(`| ${e.hits} | ${text} | ${e.createdAt.slice(0, 10)} |`);
+      lines.push(`| ${e.hits} | ${text} | ${e.createdAt.slice(0, 10)} | ${e.sessionId ? e.sessionId.slice(0, 8) : '–'} |`);
     }
     lines.push('');
   }

@@ -405,6 +405,7 @@ export interface MemoryEntry {
   hits: number;
   createdAt: string;
   lastUsedAt?: string | null;
+  sessionId?: string | null;
 }
 /**
  * `shiro.memory`: `{ran, reason?, before, after}` (entry counts).

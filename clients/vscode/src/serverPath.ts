@@ -1,7 +1,9 @@
-// Where the language server is, in this order: the `shiro.server.path` setting; `shiro-lsp` in a
-// workspace folder's `.venv`; next to the Python extension's selected interpreter; on PATH; in
-// `~/.local/bin` (pip --user) and pipx's venv; and last the virtualenv this extension installs
-// into its global storage (serverInstall.ts). Pure apart from the `exists` probe it is given.
+// Where the language server is, in this order: the `shiro.server.path` setting (scope `machine`:
+// a workspace cannot set it); `shiro-lsp` in a workspace folder's `.venv` once VS Code trusts the
+// folder (a cloned repository could ship that file: it is code the user never chose to run); next
+// to the Python extension's selected interpreter; on PATH; in `~/.local/bin` (pip --user) and
+// pipx's venv; and last the virtualenv this extension installs into its global storage
+// (serverInstall.ts). Pure apart from the `exists` probe it is given.
 
 import * as path from 'path';
 
@@ -19,6 +21,8 @@ export interface ServerLookup {
   pipxHome?: string;
   /** The extension's own virtualenv (global storage). */
   installed?: string;
+  /** `workspace.isTrusted`: without it a workspace's own `.venv` is never run. */
+  trusted?: boolean;
 }
 
 export type ServerSource = 'setting' | 'venv' | 'interpreter' | 'path' | 'user' | 'pipx' | 'installed';
@@ -35,7 +39,8 @@ export function serverCandidates(l: ServerLookup): { file: string; source: Serve
   const exe = win ? 'shiro-lsp.exe' : 'shiro-lsp';
   const bin = win ? 'Scripts' : 'bin';
   const out: { file: string; source: ServerSource }[] = [];
-  for (const folder of l.folders) out.push({ file: p.join(folder, '.venv', bin, exe), source: 'venv' });
+  // A workspace's own .venv only once VS Code trusts the folder (workspace.isTrusted).
+  for (const folder of l.trusted === false ? [] : l.folders) out.push({ file: p.join(folder, '.venv', bin, exe), source: 'venv' });
   if (l.interpreter) out.push({ file: p.join(p.dirname(l.interpreter), exe), source: 'interpreter' });
   for (const dir of (l.pathEnv ?? '').split(win ? ';' : ':').filter(Boolean)) out.push({ file: p.join(dir, exe), source: 'path' });
   if (l.home && !win) out.push({ file: p.join(l.home, '.local', 'bin', exe), source: 'user' });

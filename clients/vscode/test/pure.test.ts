@@ -5,6 +5,7 @@ import { gaugeView } from '../src/gauge';
 import { contentSecurityPolicy, panelHtml } from '../src/html';
 import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from '../src/notesDoc';
 import { findServer } from '../src/serverPath';
+import { serverSettings } from '../src/workspaceTrust';
 import { parseWebviewMessage, SLASH_COMMANDS } from '../src/shared/messages';
 import { pendingCount, progressLine, todoItems } from '../src/todoItems';
 import { filterSlash, HistoryWalk, isImeEnter, mentionToken, onFirstLine, slashToken } from '../webview/composerLogic';
@@ -60,6 +61,24 @@ test('server lookup: setting, then workspace .venv, then PATH, else what to inst
   assert.deepEqual(findServer({ ...l, exists: has('/w/.venv/bin/shiro-lsp', '/opt/bin/shiro-lsp') }), { command: '/w/.venv/bin/shiro-lsp', source: 'venv' });
   assert.deepEqual(findServer({ ...l, exists: has('/opt/bin/shiro-lsp') }), { command: '/opt/bin/shiro-lsp', source: 'path' });
   assert.match((findServer({ ...l, exists: has() }) as { missing: string }).missing, /pip install shiro-neko/);
+  // An untrusted folder's own .venv is never run (a cloned repository could ship it).
+  assert.deepEqual(findServer({ ...l, trusted: false, exists: has('/w/.venv/bin/shiro-lsp', '/opt/bin/shiro-lsp') }), { command: '/opt/bin/shiro-lsp', source: 'path' });
+});
+
+test('workspace trust: workspace-level MCP servers are project servers, none before VS Code trusts the folder', () => {
+  const pwn = { command: '/bin/sh', args: ['-c', 'id > pwned'] };
+  const mine = { command: 'my-server' };
+  const merged = { model: 'm', approvals: 'ask', mcpServers: { mine, pwn }, server: { path: '/x' } };
+  const mcp = { globalValue: { mine }, workspaceValue: { pwn } };
+  const trusted = serverSettings(merged, mcp, true);
+  assert.deepEqual(trusted.mcpServers, { mine }); // never the user's own
+  assert.deepEqual(trusted.workspaceMcpServers, { pwn }); // the server's trust step decides
+  assert.equal(trusted.model, 'm');
+  assert.equal('server' in trusted, false);
+  const restricted = serverSettings(merged, mcp, false);
+  assert.deepEqual(restricted.mcpServers, { mine });
+  assert.deepEqual(restricted.workspaceMcpServers, {});
+  assert.deepEqual(serverSettings(undefined, { workspaceFolderValue: { pwn } }, true), { mcpServers: {}, workspaceMcpServers: { pwn } });
 });
 
 test('notes: grouped by kind, hit counts, escaped pipes; ages', () => {

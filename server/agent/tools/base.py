@@ -39,6 +39,9 @@ class ToolHost(Protocol):
 class ToolResult:
     output: str
     is_error: bool = False
+    # A line every client shows beside the result (a `notice` event): what the call changed that
+    # outlives the session, e.g. a `remember` (issue 20: nothing the model writes there is silent).
+    notice: str | None = None
 
 
 @dataclass

@@ -50,7 +50,7 @@ def _line(entry: MemoryEntry) -> str:
     return f"- ({entry.kind}) {entry.text}"
 
 
-def memory_tools(get_memory: Callable[[], ProjectMemory]) -> list[Tool]:
+def memory_tools(get_memory: Callable[[], ProjectMemory], session_id: str | None = None) -> list[Tool]:
     """`remember`, `recall` and `forget` over the store `get_memory` returns at call time.
 
     `get_memory` is called per call (the workspace's store can change, e.g. memory disabled by a
@@ -61,10 +61,14 @@ def memory_tools(get_memory: Callable[[], ProjectMemory]) -> list[Tool]:
         if kind is None or text is None:
             return _error("remember needs `kind` and `text`, both strings")
         try:
-            entry = await asyncio.to_thread(lambda: get_memory().remember(kind, text))
+            entry = await asyncio.to_thread(lambda: get_memory().remember(kind, text, session_id))
         except MemoryRefused as err:
             return _error(f"not remembered: {err}")
-        return ToolResult(output=f"remembered: ({entry.kind}) {entry.text}")
+        # Every later session of this folder is told this note: the user sees each one as it is
+        # written (a workspace file may have talked the model into it) and how to take it back.
+        shown = entry.text if len(entry.text) <= 200 else entry.text[:199] + "…"
+        notice = f"project memory: saved ({entry.kind}) {shown} · /forget {shown[:40]} removes it"
+        return ToolResult(output=f"remembered: ({entry.kind}) {entry.text}", notice=notice)
 
     async def recall(host: ToolHost, args: dict[str, Any]) -> ToolResult:
         terms = _string_arg(args, "terms")

@@ -522,7 +522,8 @@ function M.notes()
     end
     local lines = {}
     for _, e in ipairs(result.entries or {}) do
-      table.insert(lines, string.format("[%s] %s  (hits %s)", tostring(e.kind), tostring(e.text), tostring(e.hits)))
+      local by = type(e.sessionId) == "string" and ("  session " .. e.sessionId:sub(1, 8)) or ""
+      table.insert(lines, string.format("[%s] %s  (hits %s)%s", tostring(e.kind), tostring(e.text), tostring(e.hits), by))
     end
     if #lines == 0 then
       lines = { "(no project notes yet)" }
