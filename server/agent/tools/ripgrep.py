@@ -75,13 +75,20 @@ def _args(pattern: str, case_insensitive: bool, glob: str | None, max_file_bytes
     return args + ["--regexp", pattern]
 
 
+async def _drain(stream: asyncio.StreamReader | None) -> None:
+    # asyncio's wait() returns only once the pipes are closed, and a full StreamReader stops
+    # reading its pipe: unread output would hold wait() for ever.
+    while stream is not None and await stream.read(_READ_CHUNK):
+        pass
+
+
 async def _kill(process: asyncio.subprocess.Process) -> None:
     if process.returncode is None:
         try:
             process.kill()
         except ProcessLookupError:
             pass
-    await process.wait()
+    await asyncio.gather(_drain(process.stdout), _drain(process.stderr), process.wait())
 
 
 async def _run(argv: list[str], cwd: str, stdin: bytes | None, time_limit: float,
@@ -128,7 +135,7 @@ async def _run(argv: list[str], cwd: str, stdin: bytes | None, time_limit: float
             err = b""
         else:
             err = await process.stderr.read(4096)
-            await process.wait()
+            await asyncio.gather(_drain(process.stderr), process.wait())
     except BaseException:  # abort (CancelledError) included: the child never outlives the call
         await _kill(process)
         raise
