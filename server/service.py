@@ -30,6 +30,7 @@ from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import sandbox_for
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
+from . import resume_hints
 from .features.compaction import CompactionFeature
 from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
@@ -77,6 +78,9 @@ class ShiroService:
         self.compaction = CompactionFeature(self)
         self.short_term_memory = ShortTermMemoryFeature(self)
         self.mcp = McpManager(shiro_home, bridge.ask)
+        # How the shutdown line says to resume (a session id prefix in): each client's own way,
+        # set by the front end once it knows the client (resume_hints.py).
+        self.resume_lines: Callable[[str], list[str]] = resume_hints.terminal
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:

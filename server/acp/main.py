@@ -64,6 +64,9 @@ async def serve(args: argparse.Namespace) -> None:
 
     bridge = AcpBridge()
     service = ShiroService(bridge)
+    from .. import resume_hints
+
+    service.resume_lines = resume_hints.acp  # the editor loads it: no `shiro -c` in its log
     # Editors start the agent in the project's directory: its project file applies too.
     from_files = load_user_settings(Path.cwd())
     for problem in from_files.problems:

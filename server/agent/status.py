@@ -31,6 +31,8 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         **side_status(session, settings.effective_model),
         running=session.turns.running,
         queued=session.turns.queued,
+        waiting="approval" if session.waiting_approval is not None else None,
+        waitingTool=session.waiting_approval.tool_name if session.waiting_approval is not None else None,
     )
 
 

@@ -21,11 +21,26 @@ from .connection import CommandError, Connection, ServerGone
 
 EXIT_OK, EXIT_ERROR, EXIT_ABORTED = 0, 1, 130
 APPROVAL_HINT = "pass --approvals auto-edit (edits) or --approvals auto (edits and commands) to allow it"
+AUTO_ONLY_HINT = "pass --approvals auto to allow it (auto-edit still asks for MCP calls and for commands outside the sandbox)"
+APPROVAL_ACTIONS = ["Allow", "Always allow", "Deny"]
+
+
+def approval_hint(message: str, actions: list[str], approvals: str | None) -> str | None:
+    """What would have allowed this call, and only that: under `--approvals auto` nothing is
+    asked, so a question then is not a tool approval and no mode helps; `auto-edit` never allows
+    an MCP call, nor a command outside the sandbox."""
+    if actions != APPROVAL_ACTIONS or approvals == "auto":
+        return None
+    if approvals == "auto-edit" or "the MCP tool" in message:
+        return AUTO_ONLY_HINT
+    return APPROVAL_HINT
 
 
 class OneShot:
-    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+                 approvals: str | None = None) -> None:
         self.conn = conn
+        self.approvals = approvals  # the --approvals flag, for a true hint after a denial
         self.out, self.err = out, err
         self.stream_out = out.isatty()
         self.color = err.isatty()
@@ -68,7 +83,9 @@ class OneShot:
     async def approve(self, message: str, actions: list[str]) -> str | None:
         if not sys.stdin.isatty():
             self._note([("yellow", f"shiro: denied, no terminal to ask: {message}")])
-            self._note([("yellow", f"shiro: {APPROVAL_HINT}")])
+            hint = approval_hint(message, actions, self.approvals)
+            if hint:
+                self._note([("yellow", f"shiro: {hint}")])
             return "Deny"
         self._end_text()
         self._note([("yellow", f"? {message}")])

@@ -35,7 +35,7 @@ async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str, *started
     conn = _connection(cwd, *started)
     # Listening before the connection starts: the turn may already run (chat_ahead.py), and a
     # resume may re-ask a suspended approval.
-    oneshot = OneShot(conn)
+    oneshot = OneShot(conn, approvals=args.approvals)
     await conn.start()
     try:
         await _resume(conn, args)

@@ -471,3 +471,18 @@ def test_interactive_stm_shows_and_clears_short_term_memory(tmp_path, workspace,
     t.type("/stm clear")
     t.expect("nothing to clear")
     t.leave()
+
+
+def test_esc_during_an_approval_aborts_without_a_server_error(workspace, fake, term):
+    # Issue 26: Esc while an approval was open printed `Error in server: CANCELLED: <Future …>`.
+    fake.script(Reply(calls=[Call("run_command", {"command": "echo hi"})]), Reply(text="never asked"))
+    t = term()
+    t.type("run it")
+    t.expect(r"\? shiro-neko wants to")
+    time.sleep(0.3)
+    t.child.send("\x1b")
+    t.expect("aborted")
+    time.sleep(1.0)  # a late error would be printed by now
+    t.leave()
+    assert "Error in server" not in t.out and "CANCELLED" not in t.out, t.out[-2000:]
+    assert len(fake.requests) == 1
