@@ -144,6 +144,7 @@ export interface ChatArgs {
   prompt: string;
   sessionId?: string | null;
   attachments?: string[];
+  wait?: boolean;
   workspace?: string | null;
 }
 /**
@@ -153,7 +154,7 @@ export interface ChatArgs {
 export interface ChatResult {
   sessionId: string;
   turnId: string;
-  status: 'aborted' | 'completed' | 'error';
+  status: 'aborted' | 'completed' | 'error' | 'started';
   text: string;
   error?: string | null;
   refused?: boolean;
@@ -463,6 +464,8 @@ export interface StatusPayload {
   sideInputTokens?: number;
   sideOutputTokens?: number;
   sideCostUsd?: number | null;
+  waiting?: 'approval' | null;
+  waitingTool?: string | null;
 }
 /**
  * `shiro.stm`: what the next turn of that session would be told.
