@@ -144,7 +144,7 @@ class ShiroAcpAgent:
         try:
             opened = await self.service.persistence.resume(workspace, session_id, False)
         except (Refused, InvalidArguments) as exc:
-            empty = self._never_written(workspace, session_id)
+            empty = await self._never_written(workspace, session_id)
             if empty is None:
                 raise _invalid(str(exc)) from None
             opened_id = empty.id
@@ -162,7 +162,7 @@ class ShiroAcpAgent:
         await self.sink.drain()  # the whole history before the answer, as ACP asks
         return schema.LoadSessionResponse(modes=self._modes(session))
 
-    def _never_written(self, workspace: Workspace, session_id: str) -> AgentSession | None:
+    async def _never_written(self, workspace: Workspace, session_id: str) -> AgentSession | None:
         """A session id as `session/new` hands them out, with no record: a session that never had
         a message (it is written at its first one), made by this or an earlier process. The id
         stays loadable: it opens empty, as it was. Anything else stays an unknown session."""
@@ -172,7 +172,7 @@ class ShiroAcpAgent:
             return None
         if str(parsed) != session_id or parsed.version != 7:
             return None
-        if self.service.persistence.store.path(session_id).exists():
+        if await asyncio.to_thread(self.service.persistence.store.path(session_id).exists):
             return None  # it has a record, which failed to load for a reason worth showing
         session = self.service.make_session(workspace, SessionState(id=session_id, cwd=str(workspace.root)))
         workspace.current = session
