@@ -60,6 +60,9 @@ class ChatArgs(Args):
     prompt: str
     sessionId: str | None = None
     attachments: list[str] = []  # workspace paths sent to the model with the prompt
+    # false: answer at once with status "started"; the turn's end is its `turn_end` event
+    # (for clients whose requests time out, such as Emacs's jsonrpc after 10 s).
+    wait: bool = True
 
 
 class SessionArgs(Args):
@@ -113,10 +116,13 @@ class ForgetArgs(Args):
 # --- command results and notification payloads ------------------------------------------------
 
 
+ChatStatus = Literal["completed", "aborted", "error", "started"]  # "started": `wait: false`, text ""
+
+
 class ChatResult(msgspec.Struct, omit_defaults=True):
     sessionId: str
     turnId: str
-    status: TurnStatus
+    status: ChatStatus
     text: str
     error: str | None = None
     refused: bool = False  # as on `turn_end`
@@ -243,6 +249,9 @@ class StatusPayload(msgspec.Struct):
     sideInputTokens: int = 0
     sideOutputTokens: int = 0
     sideCostUsd: float | None = None
+    # "approval" while a tool call waits for the user's answer (the turn goes on after it).
+    waiting: Literal["approval"] | None = None
+    waitingTool: str | None = None  # the tool that waits, with `waiting`
 
 
 class StmCurrent(msgspec.Struct):

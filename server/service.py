@@ -31,6 +31,7 @@ from .agent.tools.sandbox import sandbox_for, sandbox_status
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
 from .features.checkpoints import CheckpointFeature
+from . import resume_hints
 from .features.compaction import CompactionFeature
 from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
@@ -85,6 +86,9 @@ class ShiroService:
         # Lines naming what a project settings file holds back until trusted (the ACP front end
         # reads that file itself): told once, when the first turn starts.
         self.trust_notices: list[str] = []
+        # How the shutdown line says to resume (a session id prefix in): each client's own way,
+        # set by the front end once it knows the client (resume_hints.py).
+        self.resume_lines: Callable[[str], list[str]] = resume_hints.terminal
 
     # -- settings -------------------------------------------------------------------------
     def update_settings(self, raw: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -21,6 +22,7 @@ from ..agent.session import AgentSession
 from ..agent.turns import TurnOutcome
 from ..errors import InvalidArguments, Refused
 from ..mcp.specs import SpecError, spec_from_acp
+from ..model.session_state import SessionState
 from ..protocol import ChatArgs, SessionSummary
 from ..service import ShiroService
 from ..workspaces import Workspace
@@ -49,6 +51,7 @@ class AcpBridge:
     def __init__(self) -> None:
         self.editor = Editor()
         self.sink = AcpSink(self.editor)
+        self.editor.before_request = self.sink.drain
 
     def host_for(self, root: Path, session_id: str) -> AcpToolHost:
         return AcpToolHost(root, session_id, self.editor)
@@ -141,8 +144,13 @@ class ShiroAcpAgent:
         try:
             opened = await self.service.persistence.resume(workspace, session_id, False)
         except (Refused, InvalidArguments) as exc:
-            raise _invalid(str(exc)) from None
-        session = self.service.sessions[opened.sessionId]
+            empty = await self._never_written(workspace, session_id)
+            if empty is None:
+                raise _invalid(str(exc)) from None
+            opened_id = empty.id
+        else:
+            opened_id = opened.sessionId
+        session = self.service.sessions[opened_id]
         self.service.pinned.add(session.id)
         if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
             self._live[session_id] = session.id
@@ -153,6 +161,23 @@ class ShiroAcpAgent:
         self.sink.send(session.id, slash.available_commands())
         await self.sink.drain()  # the whole history before the answer, as ACP asks
         return schema.LoadSessionResponse(modes=self._modes(session))
+
+    async def _never_written(self, workspace: Workspace, session_id: str) -> AgentSession | None:
+        """A session id as `session/new` hands them out, with no record: a session that never had
+        a message (it is written at its first one), made by this or an earlier process. The id
+        stays loadable: it opens empty, as it was. Anything else stays an unknown session."""
+        try:
+            parsed = uuid.UUID(session_id)
+        except ValueError:
+            return None
+        if str(parsed) != session_id or parsed.version != 7:
+            return None
+        if await asyncio.to_thread(self.service.persistence.store.path(session_id).exists):
+            return None  # it has a record, which failed to load for a reason worth showing
+        session = self.service.make_session(workspace, SessionState(id=session_id, cwd=str(workspace.root)))
+        workspace.current = session
+        self.service.opened(session)
+        return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> schema.ListSessionsResponse:
         workspaces = [self._workspace(cwd)] if cwd else (self.service.workspaces.all() or [self._workspace(str(Path.cwd()))])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..agent import workspace_fs
 from ..agent.tools.base import ToolError
@@ -30,6 +30,13 @@ class Editor:
     client: "Client | None" = None
     can_read: bool = False
     can_write: bool = False
+    # Awaited before a request to the editor: the updates sent so far go first, so the editor
+    # has seen the tool call before it is asked for a file (the sink's drain).
+    before_request: "Callable[[], Awaitable[None]] | None" = None
+
+    async def settle(self) -> None:
+        if self.before_request is not None:
+            await self.before_request()
 
 Diff = tuple[str, str | None, str]  # absolute path, old text (None for a new file), new text
 
@@ -40,16 +47,20 @@ class AcpToolHost(DiskToolHost):
         self.session_id = session_id
         self.editor = editor
         self._diffs: dict[str, Diff] = {}
+        self._last_read: tuple[str, str] | None = None  # (path, text) of the latest editor read
 
     async def editor_text(self, path: Path) -> str | None:
         client = self.editor.client
         if not self.editor.can_read or client is None or not path.is_file():
             return None  # a missing file is the disk's clear error, not the editor's
+        await self.editor.settle()
         try:
             answer = await client.read_text_file(session_id=self.session_id, path=str(path))
         except Exception as exc:  # the editor could not read it: the disk still can
             log.info("fs/read_text_file %s failed (%s); reading the disk", path, exc)
             return None
+        # An edit writes what it planned from this text: its diff's old side needs no second read.
+        self._last_read = (str(path), answer.content)
         return answer.content
 
     async def apply_text(self, path: Path, new_text: str, *, create: bool) -> bool:
@@ -57,6 +68,7 @@ class AcpToolHost(DiskToolHost):
         client = self.editor.client
         if self.editor.can_write and client is not None:
             # The editor writes it (its buffer follows, with undo); an error is the editor saying no.
+            await self.editor.settle()
             try:
                 await client.write_text_file(session_id=self.session_id, path=str(path), content=new_text)
             except Exception as exc:
@@ -68,6 +80,9 @@ class AcpToolHost(DiskToolHost):
         return True
 
     async def _old_text(self, path: Path) -> str | None:
+        last, self._last_read = self._last_read, None
+        if last is not None and last[0] == str(path):
+            return last[1]  # the text this edit was planned from, read a moment ago
         text = await self.editor_text(path)
         if text is not None:
             return text

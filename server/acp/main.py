@@ -67,6 +67,9 @@ async def serve(args: argparse.Namespace) -> None:
 
     bridge = AcpBridge()
     service = ShiroService(bridge)
+    from .. import resume_hints
+
+    service.resume_lines = resume_hints.acp  # the editor loads it: no `shiro -c` in its log
     # Editors start the agent in the project's directory: its project file applies too, as far
     # as the user's trust in it allows (PROTOCOL.md "Workspace trust"). ACP has no question of its
     # own for settings: what waits is named in a notice; `shiro trust` in a shell trusts it.

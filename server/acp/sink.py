@@ -35,6 +35,10 @@ _ANSWERS: dict[str, ApprovalAnswer] = {"allow": "allow", "always": "always", "de
 
 
 class AcpSink:
+    # ACP's permission request carries no preview of an edit; computing one would read the file
+    # from the editor once more (tool_calls.py asks for it only from sinks that show it).
+    shows_previews = False
+
     def __init__(self, editor: Editor) -> None:
         self.editor = editor
         self.service: "ShiroService | None" = None
@@ -46,6 +50,7 @@ class AcpSink:
         self._last_usage: dict[str, Any] = {}
         self._last_session: str | None = None  # where a question outside a turn is asked
         self._questions = 0
+        self._notices = 0
 
     # -- sending, in order --------------------------------------------------------------
     def send(self, session_id: str, update: Any) -> None:
@@ -93,8 +98,13 @@ class AcpSink:
             done = self._calls.pop((sid, event["toolCallId"]), None)
             self.send(sid, updates.tool_call_done(event["toolCallId"], event["output"], bool(event.get("isError")), self._diff(sid, done)))
         elif kind in ("notice", "compacted"):
-            self.send(sid, updates.notice_update(event["message"]))
+            self._notices += 1
+            self.send(sid, updates.notice_update(f"shiro-notice-{self._notices}", event["message"]))
         # turn_start, queued and turn_end have no update of their own: the prompt's answer ends the turn.
+
+    def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
+        """Approved (or needing no approval): the editor shows the call as running."""
+        self.send(session_id, updates.tool_call_running(tool_call_id))
 
     def _announce(self, sid: str, call: ToolCallPart) -> None:
         session = self._session(sid)

@@ -124,11 +124,18 @@ def usage_update(status: dict[str, Any]) -> schema.UsageUpdate:
     )
 
 
-def notice_update(message: str) -> schema.AgentMessageChunk:
-    """Notices (compaction, maxSteps, recovered history) shown in the thread, marked as ours."""
-    chunk = helpers.update_agent_message_text(f"\n\n_{message}_\n\n")
-    chunk.field_meta = {"shiro": {"notice": True}}
-    return chunk
+def tool_call_running(tool_call_id: str) -> schema.ToolCallProgress:
+    return helpers.update_tool_call(tool_call_id, status="in_progress")
+
+
+def notice_update(notice_id: str, message: str) -> schema.ToolCallStart:
+    """Notices (compaction, maxSteps, a failed MCP server) shown in the thread apart from the
+    answer: ACP has no notice update, and a message chunk would become part of the answer's text
+    (`acpx --format quiet` printed them in it). A finished call of kind `other`, titled with the
+    notice and marked as ours in `_meta`, is shown by editors as its own line."""
+    start = helpers.start_tool_call(notice_id, message, kind="other", status="completed")
+    start.field_meta = {"shiro": {"notice": True}}
+    return start
 
 
 def replay(root: Path, messages: Iterable[Message], tools: dict[str, Tool]) -> list[Update]:

@@ -42,6 +42,9 @@ class EventSink(Protocol):
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Ask the user; a dismissed dialog is a deny."""
 
+    def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
+        """A call passed its approval (or needed none) and runs now (ACP's `in_progress`)."""
+
 
 class ListSink:
     """Collects everything as it would go on the wire (builtins); approvals answered from a
@@ -54,6 +57,7 @@ class ListSink:
         self.answers = list(answers or [])
         self.asked: list[tuple[str, str]] = []
         self.requests: list[ApprovalRequest] = []
+        self.running: list[str] = []  # tool call ids, as they started
 
     def event(self, event: Event) -> None:
         self.events.append(msgspec.to_builtins(event))
@@ -63,6 +67,9 @@ class ListSink:
 
     def status(self, payload: StatusPayload) -> None:
         self.statuses.append(msgspec.to_builtins(payload))
+
+    def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
+        self.running.append(tool_call_id)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.asked.append((request.tool_name, request.summary))

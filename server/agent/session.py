@@ -19,11 +19,11 @@ from .status import emit_status
 from .turns import QueuedPrompt, TurnOutcome, TurnQueue
 from ..model.session_state import CompactedSpan, SessionState
 from ..model.transcript import Message
-from ..protocol import QueuedEvent
+from ..protocol import NoticeEvent, QueuedEvent
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .events import EventSink
+    from .events import ApprovalRequest, EventSink
     from .provider.base import Provider
     from .todos import Todo
     from .tools.base import Tool, ToolHost
@@ -85,6 +85,8 @@ class AgentSession:
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     # Project memory as rendered once for this session (memory is what *earlier* sessions learned).
     memory_block: str | None = None
+    # The tool call waiting for the user's answer, if any (shiro/status `waiting`).
+    waiting_approval: "ApprovalRequest | None" = None
 
     messages = _Durable[list[Message]]()
     title = _Durable[str]()
@@ -125,6 +127,11 @@ class AgentSession:
             self.deps.record_prompt(item.prompt)  # queued prompts are history too
         if waiting:
             self.deps.sink.event(QueuedEvent(sessionId=self.id, turnId=item.turn_id, position=waiting))
+            if self.waiting_approval is not None:
+                # Not queued silently behind a question the user may not see (a dismissed dialog).
+                self.deps.sink.event(NoticeEvent(sessionId=self.id, turnId=item.turn_id, message=(
+                    f"waiting for your answer to \"{self.waiting_approval.summary}\": this prompt runs "
+                    "after that turn (answer the question, or abort the turn)")))
             emit_status(self)
 
     def changed(self, turn_ended: bool = False) -> None:

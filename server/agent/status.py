@@ -33,6 +33,8 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         running=session.turns.running,
         queued=session.turns.queued,
         sandbox=sandbox_status(settings.sandbox),
+        waiting="approval" if session.waiting_approval is not None else None,
+        waitingTool=session.waiting_approval.tool_name if session.waiting_approval is not None else None,
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..protocol import NoticeEvent, ToolResultEvent
 from .events import ApprovalRequest
 from .session import AgentSession
+from .status import emit_status
 from .tools.base import Tool
 from .tools.registry import run_tool
 from ..model.transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
@@ -87,13 +88,25 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             tool_name=tool.name,
             input=call.input,
             summary=describe_call(tool, call),
-            preview=await _preview(tool, session, call),
+            # Only for sinks that show it: ACP editors have no use for it, and computing it
+            # would read the file from the editor once more.
+            preview=await _preview(tool, session, call) if getattr(session.deps.sink, "shows_previews", True) else None,
         )
-        answer = await session.deps.sink.approve(request)
+        # Visible while it waits (`shiro/status` `waiting: "approval"`): a client whose dialog
+        # was dismissed without an answer still shows why the turn does not move.
+        session.waiting_approval = request
+        emit_status(session)
+        try:
+            answer = await session.deps.sink.approve(request)
+        finally:
+            if session.waiting_approval is request:
+                session.waiting_approval = None
+            emit_status(session)
         if answer == "deny":
             return ToolResultPart(call.tool_call_id, call.tool_name, tool.denied or "denied: the user did not allow this call", True)
         if answer == "always":
             session.always_allowed.add(tool.name)
+    session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)
     result = await run_tool(tool, session.deps.host, call.input)
     if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
         session.touched.add(session.root / call.input["path"])

@@ -36,6 +36,7 @@ class QueuedPrompt:
     turn_id: str
     done: asyncio.Future[TurnOutcome]
     attachments: list[str] = field(default_factory=list)  # extra text parts sent with the prompt
+    started: bool = False  # its turn ran (else it was cleared from the queue)
 
 
 def new_turn_id() -> str:
@@ -87,6 +88,7 @@ class TurnQueue:
         while self._queue:
             item = self._queue.popleft()
             self._current = item
+            item.started = True
             self._turn_task = asyncio.create_task(self._run(item))
             try:
                 # The loop absorbs its own cancellation (abort) and answers `aborted`.

@@ -21,6 +21,31 @@ from .connection import CommandError, Connection, ServerGone
 from .. import protocol as wire
 
 EXIT_OK, EXIT_ERROR, EXIT_ABORTED = 0, 1, 130
+APPROVAL_HINT = (
+    "run `shiro` in a terminal to answer, or pass --approvals auto-edit (edits) or --approvals auto"
+    " (edits and commands) to allow it"
+)
+AUTO_ONLY_HINT = (
+    "run `shiro` in a terminal to answer, or pass --approvals auto to allow it (auto-edit still asks"
+    " for MCP calls and for commands outside the sandbox)"
+)
+# Under auto only what must never run unasked still asks (a command whose sandbox cannot be
+# enforced): no flag allows it; an interactive `shiro` can.
+UNDER_AUTO_HINT = "this call needs a yes even under --approvals auto; run `shiro` in a terminal to answer it"
+APPROVAL_ACTIONS = ["Allow", "Always allow", "Deny"]
+
+
+def approval_hint(message: str, actions: list[str], approvals: str | None) -> str | None:
+    """What would have allowed this call, and only that: `auto-edit` never allows an MCP call, nor
+    a command outside the sandbox; under `auto` a question is one no flag answers. Not a tool
+    approval (the trust question): no hint."""
+    if actions != APPROVAL_ACTIONS:
+        return None
+    if approvals == "auto":
+        return UNDER_AUTO_HINT
+    if approvals == "auto-edit" or "the MCP tool" in message:
+        return AUTO_ONLY_HINT
+    return APPROVAL_HINT
 
 
 class OneShot:
@@ -66,20 +91,15 @@ class OneShot:
         if self.stream_out:
             self._write_blocks(self.blocks.feed(lines) + self.blocks.flush())
 
-    def approval_hint(self) -> str:
-        if self.approvals == "auto":
-            # Under auto only what must never run unasked still asks (a command whose sandbox
-            # cannot be enforced): no flag allows it; an interactive `shiro` can.
-            return "this call needs a yes even under --approvals auto; run `shiro` in a terminal to answer it"
-        return "run `shiro` in a terminal to answer, or pass --approvals auto to allow calls without asking"
-
     async def approve(self, message: str, actions: list[str]) -> str | None:
         if wire.TRUST in actions:
             # The trust question: never asked here; the server names what it holds back in a notice.
             return None
         if not sys.stdin.isatty():
             self._note([("yellow", f"shiro: denied, no terminal to ask: {message}")])
-            self._note([("yellow", f"shiro: {self.approval_hint()}")])
+            hint = approval_hint(message, actions, self.approvals)
+            if hint:
+                self._note([("yellow", f"shiro: {hint}")])
             return "Deny"
         self._end_text()
         self._note([("yellow", f"? {message}")])

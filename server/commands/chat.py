@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from .. import protocol as wire
+from ..agent.turns import QueuedPrompt
 from ..protocol import AbortResult, ChatArgs, ChatResult, SessionArgs
 from . import command
 
@@ -19,6 +20,11 @@ def register(server: "ShiroServer") -> None:
     @command(server, wire.CHAT, ChatArgs)
     async def chat(ls: "ShiroServer", args: ChatArgs) -> ChatResult:
         session, item = ls.service.submit_chat(args)
+        if not args.wait:
+            # The client follows the turn by its events and its `turn_end`; `$/cancelRequest` of
+            # this request has nothing left to cancel (shiro.abort does).
+            item.done.add_done_callback(lambda _: _end_if_never_started(ls, session.id, item))
+            return ChatResult(session.id, item.turn_id, "started", "")
         request_id = ls.protocol.msg_id
         ls.chat_requests[request_id] = (session.id, item.turn_id)
         try:
@@ -33,3 +39,13 @@ def register(server: "ShiroServer") -> None:
     @command(server, wire.ABORT, SessionArgs)
     async def abort(ls: "ShiroServer", args: SessionArgs) -> AbortResult:
         return ls.service.abort(args)
+
+
+def _end_if_never_started(ls: "ShiroServer", session_id: str, item: QueuedPrompt) -> None:
+    """A `wait: false` prompt cleared from the queue (shiro.abort) never ran, so its loop never
+    sent a `turn_end`: this one tells the client that waits for it."""
+    if item.started or item.done.cancelled():
+        return
+    outcome = item.done.result()
+    ls.sink.event(wire.TurnEndEvent(sessionId=session_id, turnId=item.turn_id, status=outcome.status,
+                                    text=outcome.text, error=outcome.error))

@@ -275,9 +275,7 @@ class SessionsFeature:
         count = len(session.messages)
         return (
             f'Saved {count} message{"s" if count != 1 else ""}: "{make_title(session.title)}"\n\n'
-            "Resume it with:\n"
-            "  shiro -c                    newest session in this directory\n"
-            f"  shiro -r {hint:<18} this session by id"
+            "Resume it with:\n" + "\n".join(f"  {line}" for line in self.service.resume_lines(hint))
         )
 
     def _flush_all(self) -> list[str]:

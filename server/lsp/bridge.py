@@ -56,6 +56,9 @@ class LspSink:
     def status(self, payload: wire.StatusPayload) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
 
+    def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
+        pass  # LSP clients see the call from its `tool_call` event to its `tool_result`
+
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         if offers_client_approvals(self.server.client_capabilities.experimental):
             return await ask_in_client(self.server.protocol, request)
@@ -161,13 +164,16 @@ class LspToolHost(DiskToolHost):
         return bool(isinstance(shiro, dict) and shiro.get("saveDocuments"))
 
     async def _save(self, path: Path, new_text: str) -> None:
-        if self._offers_save_documents():
-            try:
-                await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, wire.to_wire(wire.SaveDocumentsParams(uris=[path.as_uri()])))
-                return
-            except Exception as exc:
-                log.warning("%s failed (%s); writing the file instead", wire.SAVE_DOCUMENTS, exc)
-        await super().apply_text(path, new_text, create=False)
+        """The editor saves its buffer when it offers `shiro/saveDocuments`. Otherwise the edit
+        stays in the buffer, unsaved, as any edit the user makes: writing the file behind the
+        editor's back left Emacs with a stale modification time ("changed since visited" at the
+        user's next save). The agent reads open buffers, so it sees its edit either way."""
+        if not self._offers_save_documents():
+            return
+        try:
+            await self.server.protocol.send_request_async(wire.SAVE_DOCUMENTS, wire.to_wire(wire.SaveDocumentsParams(uris=[path.as_uri()])))
+        except Exception as exc:  # the buffer holds the edit; the user saves it
+            log.warning("%s failed (%s); the edit stays unsaved in the editor", wire.SAVE_DOCUMENTS, exc)
 
     async def _apply(self, edit: types.WorkspaceEdit, label: str, path: Path, new_text: str) -> bool:
         """The editor applies the edit (the user sees it, with undo); then it is saved."""

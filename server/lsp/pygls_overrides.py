@@ -42,6 +42,12 @@ turn a workaround into a no-op.
    base protocol copies), lines and bodies bounded, and a malformed frame is logged with the reason
    and ends the connection (docs/protocol.md, "Malformed frames"): a client that cannot frame
    messages cannot be understood again, and a closed pipe is an error it sees at once.
+8. A response to a server request whose awaiting task was cancelled (an approval dialog open when
+   the user aborted the turn: the terminal's Esc) reaches `_handle_response`, which calls
+   `set_result` on the cancelled future; the InvalidStateError escapes into the reader loop and
+   pygls shows the client "Error in server: CANCELLED: <Future …>" (no upstream issue found).
+   Override: `_handle_response` drops a response whose future is already done, as it does one
+   to an unknown id (`tests/clients/test_terminal.py::test_esc_during_an_approval_aborts_without_a_server_error`).
 """
 
 from __future__ import annotations
@@ -94,6 +100,14 @@ class ShiroProtocol(LanguageServerProtocol):
         except Exception as error:  # as pygls's _send_data: reported, the server carries on
             log.exception("Error sending data")
             self._server._report_server_error(error, JsonRpcInternalError)
+
+    def _handle_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():  # cancelled while the client answered (override 8)
+            del self._request_futures[msg_id]
+            log.debug("late answer to %s: its request was cancelled", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         super()._handle_cancel_notification(msg_id)  # the client gets -32800 at once

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from .. import __version__
+from .. import __version__, resume_hints
 from ..protocol import SECTION, plain
 from ..service import ShiroService
 from .bridge import LspSink, LspToolHost
@@ -97,6 +97,7 @@ def create_server() -> ShiroServer:
     def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:
         mark("server-initialize")
         ls.service.workspaces.set_folders(_folder_roots(params))
+        ls.service.resume_lines = resume_hints.for_lsp_client(params.client_info.name if params.client_info else None)
         if params.initialization_options is not None:
             ls.service.update_settings(params.initialization_options)
 

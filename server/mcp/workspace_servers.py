@@ -66,6 +66,23 @@ class _Retry:
     at: float = 0.0
 
 
+NOTICE_STDERR_LINES = 3
+NOTICE_LINE_CHARS = 160
+
+
+def short_error(error: str | None) -> str:
+    """A failure for the thread: the reason and the last lines of the server's stderr, each cut
+    short (npm printed dozens of lines on every failure); `/mcp` keeps the whole tail."""
+    reason, _, tail = (error or "").partition("; stderr:\n")
+    lines = [line if len(line) <= NOTICE_LINE_CHARS else line[: NOTICE_LINE_CHARS - 1] + "…"
+             for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return reason
+    more = len(lines) > NOTICE_STDERR_LINES
+    shown = "\n".join(lines[-NOTICE_STDERR_LINES:])
+    return f"{reason}; stderr{' (last lines; /mcp shows more)' if more else ''}:\n{shown}"
+
+
 class WorkspaceServers:
     def __init__(self, root: Path, key: str, trust: TrustStore, ask: AskUser, on_tools_changed: Callable[[], None]) -> None:
         self.root = root
@@ -85,6 +102,10 @@ class WorkspaceServers:
         self._asked: set[tuple[tuple[str, str], ...]] = set()  # questions asked in this process (a dismissal asks next start)
         self._noticed: set[tuple[str, str]] = set()  # (file, sha256) already named in a notice
         self.editor_servers: dict[str, Any] = {}  # the editor's workspace-level servers (project servers)
+        # A failed server's latest notice, one per server and turn (a restart that fails again
+        # within the turn replaced the earlier one instead of adding a second).
+        self._failures: dict[str, str] = {}
+        self._told_bad: set[tuple[str, str]] = set()  # (entry, error) already shown as a notice
         self._asking: asyncio.Task[None] | None = None
         self._stopping: list[asyncio.Task[None]] = []
         self.backoff_first = BACKOFF_FIRST
@@ -142,6 +163,11 @@ class WorkspaceServers:
         self._wanted = {n: s for n, s in wanted.items() if s.enabled}
         self._disabled = {n: s for n, s in wanted.items() if not s.enabled}
         self._bad, self._untrusted = bad, untrusted
+        for name, (_, error) in bad.items():
+            # A malformed .mcp.json or settings entry is said once in the thread, not only in /mcp.
+            if (name, error) not in self._told_bad:
+                self._told_bad.add((name, error))
+                self._notices.append(f"MCP: {error}" if name in PROJECT_FILES else f"MCP server {name!r}: {error}")
         asking = tuple((f.name, f.sha256) for f in unasked)
         if unasked and asking not in self._asked:
             self._asked.add(asking)
@@ -196,7 +222,8 @@ class WorkspaceServers:
             delay = min(BACKOFF_MAX, self.backoff_first * 2**retry.failures)
             retry.failures += 1
             retry.at = time.monotonic() + delay
-            self._notices.append(f"MCP server {conn.name!r} failed: {conn.error} (retried on a turn after {delay:g} s)")
+            self._failures[conn.name] = (
+                f"MCP server {conn.name!r} failed: {short_error(conn.error)} (retried on a turn after {delay:g} s)")
         elif conn.state == "ready":
             retry.failures = 0
             for tool, why in conn.skipped:
@@ -221,7 +248,8 @@ class WorkspaceServers:
         starting = [c for c in self.connections.values() if c.state == "starting"]
         if starting:
             await asyncio.wait([asyncio.create_task(c.wait_ready(wait)) for c in starting])
-        notices, self._notices = self._notices, []
+        notices, self._notices = self._notices + list(self._failures.values()), []
+        self._failures = {}
         late = [c.name for c in starting if c.state == "starting"]
         if late:
             notices.append(
@@ -236,7 +264,10 @@ class WorkspaceServers:
     def views(self) -> list[ServerView]:
         out: list[ServerView] = []
         for name, conn in self.connections.items():
-            out.append(ServerView(name, conn.spec.source, conn.state, conn.error, [(t.name, t.description) for t in conn.tools]))
+            # Only a ready server's tools are the model's (under their mcp__ names); a crashed
+            # one's were listed under their raw names, as if still offered.
+            tools = [(t.name, t.description) for t in conn.tools] if conn.state == "ready" else []
+            out.append(ServerView(name, conn.spec.source, conn.state, conn.error, tools))
         for name, spec in self._disabled.items():
             out.append(ServerView(name, spec.source, "disabled"))
         for name, (spec, why) in self._untrusted.items():

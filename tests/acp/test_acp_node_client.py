@@ -62,7 +62,10 @@ async def test_typescript_sdk_client_drives_a_session(tmp_path, fake, workspace)
     assert summary["writes"] == [[hello, "print('node')\n"]]
     assert [p["toolCallId"] for p in summary["permissions"]] == ["call_e"]  # reads need no approval
     assert summary["permissions"][0]["options"] == ["allow_once", "allow_always", "reject_once"]
-    diff = next(u for u in summary["updates"] if u.get("toolCallId") == "call_e" and u["sessionUpdate"] == "tool_call_update")
+    edit_updates = [u["status"] for u in summary["updates"] if u.get("toolCallId") == "call_e" and u["sessionUpdate"] in ("tool_call", "tool_call_update")]
+    assert edit_updates == ["pending", "in_progress", "completed"]  # issue 26: in_progress once allowed
+    diff = next(u for u in summary["updates"] if u.get("toolCallId") == "call_e" and u["sessionUpdate"] == "tool_call_update"
+                and u["status"] == "completed")
     assert diff["status"] == "completed" and diff["content"][0]["type"] == "diff"
     assert summary["errors"]["unknownSession"]["code"] == -32602
     assert summary["errors"]["image"]["code"] == -32602

@@ -62,7 +62,8 @@ async def test_tool_call_with_approval_and_diff(acp):
     assert asked.tool_call.tool_call_id == "call_e1"
     assert [(o.option_id, o.kind) for o in asked.options] == [
         ("allow", "allow_once"), ("always", "allow_always"), ("deny", "reject_once")]
-    [done] = acp.client.of_kind("tool_call_update")
+    [running, done] = acp.client.of_kind("tool_call_update")
+    assert running.status == "in_progress"
     assert done.status == "completed"
     diff = done.content[0]
     assert diff.type == "diff" and diff.path == str(acp.root / "hello.py")
@@ -80,7 +81,7 @@ async def test_rejected_call_fails_and_always_allow_stops_asking(acp):
     )
     session_id = await acp.new_session()
     await acp.prompt(session_id, "write files")
-    updates = {u.tool_call_id: u for u in acp.client.of_kind("tool_call_update")}
+    updates = {u.tool_call_id: u for u in acp.client.of_kind("tool_call_update") if u.status != "in_progress"}
     assert updates["call_w1"].status == "failed" and "denied" in updates["call_w1"].raw_output
     assert updates["call_w2"].status == "completed" and updates["call_w3"].status == "completed"
     assert len(acp.client.permissions) == 2  # the third write was always allowed
@@ -156,7 +157,10 @@ async def test_max_steps_ends_with_max_turn_requests(tmp_path, fake, workspace):
         fake.script(Reply(calls=[Call("read_file", {"path": "hello.py"}, "call_r")]))
         session_id = await acp.new_session()
         assert (await acp.prompt(session_id, "read")).stop_reason == "max_turn_requests"
-        assert "maxSteps = 1" in acp.client.text()
+        # A notice: shown apart from the answer's text (issue 26), as a finished `other` call.
+        assert "maxSteps = 1" not in acp.client.text()
+        notices = [u for u in acp.client.of_kind("tool_call") if (u.field_meta or {}).get("shiro", {}).get("notice")]
+        assert any("maxSteps = 1" in n.title for n in notices)
 
 
 async def test_files_go_through_the_editor_when_it_offers_fs(tmp_path, fake, workspace):
@@ -173,7 +177,7 @@ async def test_files_go_through_the_editor_when_it_offers_fs(tmp_path, fake, wor
         assert "unsaved buffer" in json.dumps(second)  # the model saw the editor's text, not the disk's
         assert client.writes == [(str(workspace / "hello.py"), "print('edited')\n")]
         assert (workspace / "hello.py").read_text() == "print('hello')\n"  # the editor owns the save
-        diff = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "call_e"][0].content[0]
+        diff = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "call_e" and u.status != "in_progress"][0].content[0]
         assert diff.old_text == "print('unsaved buffer')\n" and diff.new_text == "print('edited')\n"
 
 

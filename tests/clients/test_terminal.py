@@ -490,3 +490,18 @@ def test_interactive_rewind_lists_restores_and_hands_the_prompt_back(tmp_path, w
     assert (workspace / "hello.py").read_text() == "print('hello')\n"
     t.type("\x15", enter=False)  # Ctrl-U: clear the prompt handed back, so Ctrl-D leaves
     t.leave()
+
+
+def test_esc_during_an_approval_aborts_without_a_server_error(workspace, fake, term):
+    # Issue 26: Esc while an approval was open printed `Error in server: CANCELLED: <Future …>`.
+    fake.script(Reply(calls=[Call("run_command", {"command": "echo hi"})]), Reply(text="never asked"))
+    t = term()
+    t.type("run it")
+    t.expect(r"\? shiro-neko wants to")
+    time.sleep(0.3)
+    t.child.send("\x1b")
+    t.expect("aborted")
+    time.sleep(1.0)  # a late error would be printed by now
+    t.leave()
+    assert "Error in server" not in t.out and "CANCELLED" not in t.out, t.out[-2000:]
+    assert len(fake.requests) == 1

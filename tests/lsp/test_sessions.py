@@ -44,7 +44,10 @@ async def test_restart_and_resume_latest(tmp_path, fake, workspace):
     await _stop(h)
     logs = [m.message for m in h.client.log_messages]
     assert any(line.startswith('Saved 4 messages: "why does the pagination test fail?"') for line in logs), logs
-    assert any(first["sessionId"][:8] in line and "shiro -c" in line for line in logs)
+    # A client's own way to resume (this test client gives no clientInfo: the command), never the
+    # terminal's `shiro -c` (server/resume_hints.py; tests/unit/test_client_hints.py for the rest).
+    assert any(first["sessionId"][:8] in line and "shiro.resume" in line for line in logs), logs
+    assert not any("shiro -c" in line for line in logs)
 
     h2 = await _start(tmp_path, fake, workspace, "neovim", init_options={"model": "gpt-5-mini"})
     try:

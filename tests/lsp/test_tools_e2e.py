@@ -70,8 +70,9 @@ async def test_edit_of_open_file_arrives_as_apply_edit(harness):
     changes = harness.edits[0].edit.changes
     [(edit_uri, [text_edit])] = list(changes.items())
     assert edit_uri == uri and text_edit.new_text == "print('bonjour')\n"
-    # No saveDocuments offered by this client: the server wrote the same text to disk.
-    assert (harness.root / "hello.py").read_text() == "print('bonjour')\n"
+    # No saveDocuments offered by this client: the edit stays in its buffer, and the file is not
+    # written behind the editor's back (Emacs: "changed since visited" at the next save).
+    assert (harness.root / "hello.py").read_text() == "print('hello')\n"
 
 
 async def test_rejected_edit_is_reported(harness):

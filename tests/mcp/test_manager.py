@@ -303,3 +303,53 @@ async def test_project_file_runs_only_once_trusted_and_asks_again_when_changed(t
         assert "secret-in-project" not in record and file_hash(project.read_bytes()) in record
     finally:
         await m.stop()
+
+
+async def test_a_failing_server_is_one_short_notice_per_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 26: a broken server's notice came twice in one turn (the failure before the turn and
+    # the restart's within it), each with the whole stderr of the server (npm's dozens of lines).
+    monkeypatch.setenv("SHIRO_MCP_TURN_WAIT", str(READY))
+    noisy = "for i in $(seq 1 30); do echo npm ERR! line $i >&2; done; exit 1"
+    m, root = manager(tmp_path, {"broken": {"command": "/bin/sh", "args": ["-c", noisy]}})
+    try:
+        m.activate(root)
+        servers = m._workspaces[root]
+        servers.backoff_first = 0.0  # the restart is due at the next turn
+        deadline = time.monotonic() + READY
+        while m.views(root)[0].state != "failed" and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        notices = await m.prepare_turn(root)  # restarts it; it fails again within the turn
+        failed = [n for n in notices if "MCP server 'broken' failed" in n]
+        assert len(failed) == 1, notices
+        assert "line 30" in failed[0] and "line 27" not in failed[0] and "/mcp shows more" in failed[0]
+        assert "line 19" in (m.views(root)[0].error or "")  # /mcp keeps the whole tail
+    finally:
+        await m.stop()
+
+
+async def test_a_malformed_project_file_is_a_notice_once(tmp_path: Path) -> None:
+    m, root = manager(tmp_path, {})
+    (root / ".mcp.json").write_text('{"mcpServers": {')
+    try:
+        m.activate(root)
+        notices = await m.prepare_turn(root)
+        assert any(".mcp.json is not valid JSON" in n for n in notices), notices
+        assert not any(".mcp.json" in n for n in await m.prepare_turn(root))  # said once
+        assert any(".mcp.json" in (v.error or "") for v in m.views(root))  # /mcp still shows it
+    finally:
+        await m.stop()
+
+
+async def test_a_crashed_servers_tools_are_not_listed_as_offered(tmp_path: Path) -> None:
+    from shiro_neko.mcp.manager import status_of
+
+    m, root = manager(tmp_path, {"f": fault_entry()})
+    try:
+        await ready(m, root, "f")
+        [before] = status_of(m, root).servers
+        assert before.tools and all(t.modelName and t.modelName.startswith("mcp__f__") for t in before.tools)
+        await call(m, root, "mcp__f__crash", {})
+        [after] = status_of(m, root).servers
+        assert after.state == "failed" and after.tools == []
+    finally:
+        await m.stop()

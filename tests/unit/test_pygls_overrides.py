@@ -33,12 +33,13 @@ def test_pygls_is_the_tested_minor_and_pinned_to_it() -> None:
 
 
 def test_overridden_methods_exist_upstream_with_the_same_signature() -> None:
-    for name in ("_handle_cancel_notification", "_execute_handler"):
+    for name in ("_handle_cancel_notification", "_execute_handler", "_handle_response"):
         upstream = getattr(JsonRPCProtocol, name, None)
         assert upstream is not None, f"pygls no longer has JsonRPCProtocol.{name}"
         assert _params(upstream) == _params(getattr(ShiroProtocol, name)), name
     assert _params(JsonRPCProtocol._handle_cancel_notification) == ["self", "msg_id"]
     assert _params(JsonRPCProtocol._execute_handler) == ["self", "msg_id", "handler", "callback", "args", "kwargs"]
+    assert _params(JsonRPCProtocol._handle_response) == ["self", "msg_id", "result", "error"]
 
 
 def test_the_server_uses_the_overrides_and_the_state_they_touch() -> None:

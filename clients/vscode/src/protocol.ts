@@ -154,6 +154,7 @@ export interface ChatArgs {
   prompt: string;
   sessionId?: string | null;
   attachments?: string[];
+  wait?: boolean;
   workspace?: string | null;
 }
 /**
@@ -163,7 +164,7 @@ export interface ChatArgs {
 export interface ChatResult {
   sessionId: string;
   turnId: string;
-  status: 'aborted' | 'completed' | 'error';
+  status: 'aborted' | 'completed' | 'error' | 'started';
   text: string;
   error?: string | null;
   refused?: boolean;
@@ -488,6 +489,8 @@ export interface StatusPayload {
   sideInputTokens?: number;
   sideOutputTokens?: number;
   sideCostUsd?: number | null;
+  waiting?: 'approval' | null;
+  waitingTool?: string | null;
 }
 /**
  * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (PROTOCOL.md, "Workspace
