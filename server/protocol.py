@@ -211,6 +211,9 @@ class StatusPayload(msgspec.Struct):
     sideInputTokens: int = 0
     sideOutputTokens: int = 0
     sideCostUsd: float | None = None
+    # A private session (shiro.newSession {private: true}): its short-term memory stays out of other
+    # sessions' requests; clients show it so the user knows which kind they are typing into.
+    private: bool = False
 
 
 class StmCurrent(msgspec.Struct):

@@ -31,6 +31,7 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         **side_status(session, settings.effective_model),
         running=session.turns.running,
         queued=session.turns.queued,
+        private=session.private,
     )
 
 
