@@ -108,6 +108,9 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
+    compacted = state.view.take_compacted()  # the turn's deepest pruning, once, before its end
+    if compacted is not None:
+        state.emit(CompactedEvent(sessionId=session.id, turnId=turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
     state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text,
                             error=outcome.error or None, refused=outcome.refused))
     session.changed(turn_ended=True)
@@ -151,9 +154,6 @@ async def _request(state: TurnState) -> ProviderRequest:
         return await ask_model(provider, settings.effective_model, instructions_, text, side_counter(session, settings.effective_model))
 
     messages = await state.view.for_wire(session, settings, summarize)
-    compacted = state.view.take_compacted()
-    if compacted is not None:
-        state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
     plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
     stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
     return ProviderRequest(
