@@ -153,8 +153,10 @@ async def _request(state: TurnState) -> ProviderRequest:
         provider = session.deps.provider(settings)
         return await ask_model(provider, settings.effective_model, instructions_, text, side_counter(session, settings.effective_model))
 
-    messages = await state.view.for_wire(session, settings, summarize)
+    # Short-term memory counts against compactThreshold: the plan comes first and pruning makes room
+    # for its notes (each bounded, server/agent/short_term_memory.py), so no request passes the budget.
     plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
+    messages = await state.view.for_wire(session, settings, summarize, reserve=plan.tokens())
     stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
     return ProviderRequest(
         settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts, stm.tool_free_instructions, stm.tool_free_inserts

@@ -82,9 +82,13 @@ class WireView:
         self._reported = True
         return self.compacted
 
-    async def for_wire(self, session: "AgentSession", settings: "Settings", summarize: Summarize | None) -> list[Message]:
+    async def for_wire(
+        self, session: "AgentSession", settings: "Settings", summarize: Summarize | None, reserve: int = 0
+    ) -> list[Message]:
+        """The messages of one request; `reserve` tokens of the budget are kept for what else goes
+        with them (short-term memory notes)."""
         messages = session.messages
-        budget = max(1, settings.compactThreshold)
+        budget = max(1, settings.compactThreshold - max(0, reserve))
         if self.view is not None:
             extended = self.view + strip_item_ids(_sendable(messages[self.base :]))
             if estimate_tokens(extended) <= budget:

@@ -41,6 +41,7 @@ class CompactionFeature:
             raise Refused(str(err)) from None
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
+        await service.short_term_memory.transcript_replaced(session)
         await service.persistence.save(session)
         emit_status(session)
         return CompactResult(summary=summary, messagesBefore=before, messagesAfter=len(messages))
