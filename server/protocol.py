@@ -252,6 +252,9 @@ class StatusPayload(msgspec.Struct):
     # "approval" while a tool call waits for the user's answer (the turn goes on after it).
     waiting: Literal["approval"] | None = None
     waitingTool: str | None = None  # the tool that waits, with `waiting`
+    # A private session (shiro.newSession {private: true}): its short-term memory stays out of other
+    # sessions' requests; clients show it so the user knows which kind they are typing into.
+    private: bool = False
 
 
 class StmCurrent(msgspec.Struct):

@@ -53,6 +53,14 @@ is a :class:`Reply`, an :class:`HttpError`, or a callable taking the
 answer is a 500 whose message is ``fake provider: no scripted response left``.
 Requests the validator rejects (``fake.rejections``) consume no step.
 
+Every request body is first checked against the openai SDK's own request types (tests/sdk_types.py:
+``ResponseCreateParamsStreaming`` / ``CompletionCreateParamsStreaming`` through pydantic, every
+item by its ``type``/``role``, unknown keys refused): a body the SDK's types refuse gets the real
+API's 400 naming the path, e.g. ``Missing required parameter: 'input[6].id'.`` (param
+``input[6].id``, code ``missing_required_parameter``), ``Unknown parameter: 'input[0].bogus'.``
+(``unknown_parameter``), ``Invalid type for 'input[2].output': ...`` (``invalid_type``). Every test
+runs it; a product change that sends what the real API refuses fails the suite.
+
 Responses API validation (all errors: ``type`` ``invalid_request_error``, param ``input``,
 code null), checked in this order over the whole ``input``:
 
@@ -120,6 +128,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
 
+from . import sdk_types
+
 
 __all__ = [
     "Call",
@@ -139,6 +149,19 @@ _NOT_PERSISTED = (
     " Items are not persisted when `store` is set to false. Try again with `store` set to"
     " true, or remove this item from your input."
 )
+
+
+_warmed = threading.Event()
+_warm_lock = threading.Lock()
+
+
+def _warm_sdk_types() -> None:
+    """Build the SDK-type adapters once per process, off the request path (see sdk_types.warm)."""
+    with _warm_lock:
+        if _warmed.is_set():
+            return
+        _warmed.set()
+    threading.Thread(target=sdk_types.warm, name="sdk-types-warm", daemon=True).start()
 
 
 def _hex(n: int = 24) -> str:
@@ -303,6 +326,7 @@ class FakeProvider:
     def start(self) -> FakeProvider:
         if self._server is not None:
             return self
+        _warm_sdk_types()
         self._stopping.clear()
         server = _Server(("127.0.0.1", 0), _Handler)
         server.provider = self
@@ -734,6 +758,10 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _Rejection(400, "We could not parse the JSON body of your request. (HINT: This likely means"
                                  " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
                                  " payload, but what was sent was not valid JSON.)", None)
+            try:
+                (sdk_types.check_responses if api == "responses" else sdk_types.check_chat)(body)
+            except sdk_types.Rejected as bad:
+                raise _Rejection(400, bad.message, bad.param, bad.code) from None
             if api == "responses":
                 fake._validate_responses(body)
             else:

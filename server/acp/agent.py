@@ -129,7 +129,11 @@ class ShiroAcpAgent:
         workspace = self._workspace(cwd)
         self._use_editor_mcp_servers(workspace, mcp_servers)
         self._preload()
-        session = self.service.new_session(workspace)
+        # `_meta: {"shiroNeko": {"private": true}}` (the SDK hands `_meta`'s keys over as keyword
+        # arguments): a private session, as shiro.newSession {private: true} makes (docs/protocol.md).
+        meta = kwargs.get("shiroNeko")
+        private = isinstance(meta, dict) and meta.get("private") is True
+        session = self.service.new_session(workspace, private=private)
         self.service.pinned.add(session.id)  # the editor holds it by id: never released from memory
         self.service.opened(session)
         self.sink.send(session.id, slash.available_commands())

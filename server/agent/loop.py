@@ -110,6 +110,9 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
     await _record_turn_end(session, turn_id)
+    compacted = state.view.take_compacted()  # the turn's deepest pruning, once, before its end
+    if compacted is not None:
+        state.emit(CompactedEvent(sessionId=session.id, turnId=turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
     state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text,
                             error=outcome.error or None, refused=outcome.refused))
     session.changed(turn_ended=True)
@@ -165,11 +168,10 @@ async def _request(state: TurnState) -> ProviderRequest:
         provider = session.deps.provider(settings)
         return await ask_model(provider, settings.effective_model, instructions_, text, side_counter(session, settings.effective_model))
 
-    messages = await state.view.for_wire(session, settings, summarize)
-    compacted = state.view.take_compacted()
-    if compacted is not None:
-        state.emit(CompactedEvent(sessionId=session.id, turnId=state.turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
+    # Short-term memory counts against compactThreshold: the plan comes first and pruning makes room
+    # for its notes (each bounded, server/agent/short_term_memory.py), so no request passes the budget.
     plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
+    messages = await state.view.for_wire(session, settings, summarize, reserve=plan.tokens())
     stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
     return ProviderRequest(
         settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts, stm.tool_free_instructions, stm.tool_free_inserts

@@ -35,6 +35,7 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         sandbox=sandbox_status(settings.sandbox),
         waiting="approval" if session.waiting_approval is not None else None,
         waitingTool=session.waiting_approval.tool_name if session.waiting_approval is not None else None,
+        private=session.private,
     )
 
 

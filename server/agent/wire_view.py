@@ -41,6 +41,15 @@ class Compacted:
     before: int  # messages in the transcript
     after: int  # of them sent (markers not counted)
     message: str
+    content_removed: bool = True  # False: only reasoning was left out
+
+    def deeper_than(self, other: "Compacted | None") -> bool:
+        """Removing content is deeper than leaving reasoning out; then more messages pruned is deeper."""
+        if other is None:
+            return True
+        if self.content_removed != other.content_removed:
+            return self.content_removed
+        return self.before - self.after > other.before - other.after
 
 
 def summary_due(span: PrunedSpan, newest: bool, budget: int) -> bool:
@@ -55,7 +64,7 @@ def summary_due(span: PrunedSpan, newest: bool, budget: int) -> bool:
 class WireView:
     view: list[Message] | None = None
     base: int = 0  # how much of the transcript `view` stands for
-    compacted: Compacted | None = None  # the first pruning of this turn
+    compacted: Compacted | None = None  # the deepest pruning of this turn so far
     summary_requests: int = 0  # made this turn
     _failed: set[str] = field(default_factory=set)  # span keys whose summary failed this turn
     _reported: bool = field(default=False)
@@ -66,15 +75,20 @@ class WireView:
         self.base = 0
 
     def take_compacted(self) -> Compacted | None:
-        """The one `compacted` report of this turn, once."""
+        """The one `compacted` report of this turn, once: taken at the turn's end, so it is the
+        deepest pruning of the turn, not the first (which may have left out reasoning only)."""
         if self.compacted is None or self._reported:
             return None
         self._reported = True
         return self.compacted
 
-    async def for_wire(self, session: "AgentSession", settings: "Settings", summarize: Summarize | None) -> list[Message]:
+    async def for_wire(
+        self, session: "AgentSession", settings: "Settings", summarize: Summarize | None, reserve: int = 0
+    ) -> list[Message]:
+        """The messages of one request; `reserve` tokens of the budget are kept for what else goes
+        with them (short-term memory notes)."""
         messages = session.messages
-        budget = max(1, settings.compactThreshold)
+        budget = max(1, settings.compactThreshold - max(0, reserve))
         if self.view is not None:
             extended = self.view + strip_item_ids(_sendable(messages[self.base :]))
             if estimate_tokens(extended) <= budget:
@@ -87,9 +101,12 @@ class WireView:
             pruned = await self._summarize(pruned, messages, budget, summaries, summarize, session)
         self.view = _sendable(pruned.messages)
         self.base = len(messages)
-        if pruned.pruned and self.compacted is None:
+        if pruned.pruned:
             sent = len(self.view) - pruned.markers
-            self.compacted = Compacted(len(messages), sent, compacted_message(len(messages), sent, len(pruned.spans)))
+            spans = len(pruned.spans)
+            report = Compacted(len(messages), sent, compacted_message(len(messages), sent, spans), spans > 0)
+            if report.deeper_than(self.compacted):
+                self.compacted = report
         return self.view
 
     async def _summarize(

@@ -248,8 +248,8 @@ class Connection:
     async def status(self) -> dict[str, Any]:
         return await self.command(wire.STATUS, {})
 
-    async def new_session(self) -> dict[str, Any]:
-        return await self.command(wire.NEW_SESSION, {})
+    async def new_session(self, private: bool = False) -> dict[str, Any]:
+        return await self.command(wire.NEW_SESSION, {"private": True} if private else {})
 
     async def sessions(self, limit: int = 15) -> list[dict[str, Any]]:
         return (await self.command(wire.SESSIONS, {"limit": limit})).get("sessions", [])

@@ -55,6 +55,7 @@ COMMANDS = {
     "/rewind": "/rewind [N] [files] [force]: take the workspace (and the conversation) back to before a turn",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
+    "/private": "start a new private session (its short-term memory stays out of other sessions)",
     "/exit": "leave (also Ctrl-D)",
 }
 CTRL_C_WINDOW_S = 2.0
@@ -439,7 +440,7 @@ class Interactive:
             "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
             "/mcp": self.cmd_mcp,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
-            "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new,
+            "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new, "/private": self.cmd_private,
             "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
         }
 
@@ -540,12 +541,16 @@ class Interactive:
     async def cmd_cost(self, _: str) -> None:
         self.say(*render.cost_lines(await self.conn.status()))
 
-    async def cmd_new(self, _: str) -> None:
+    async def cmd_new(self, _: str, private: bool = False) -> None:
         if self.busy:
             await self.abort()
-        result = await self.conn.new_session()
+        result = await self.conn.new_session(private=private)
         self.session_id = str(result.get("sessionId"))
-        self.say([("dim", f"new session {self.session_id[:8]} (the previous one stays saved)")])
+        kind = "private session" if private else "session"
+        self.say([("dim", f"new {kind} {self.session_id[:8]} (the previous one stays saved)")])
+
+    async def cmd_private(self, arg: str) -> None:
+        await self.cmd_new(arg, private=True)
 
     # -- main loop ------------------------------------------------------------------------
     async def run(self, resumed: dict[str, Any] | None) -> list[str]:

@@ -50,6 +50,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("-c", "--continue", dest="cont", action="store_true", help="continue the newest session of this directory")
     which.add_argument("-r", "--resume", metavar="ID", help="continue the session with this id or unique id prefix")
+    which.add_argument("--private", action="store_true",
+                       help="start a private session: its short-term memory stays out of other sessions")
     parser.add_argument("--fork", action="store_true",
                         help="with -r: continue a session recorded in another directory as a copy recorded here")
     parser.add_argument("--agent", metavar="NAME", help="agent variant (default, deep)")
@@ -128,7 +130,7 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     options = settings_with_flags(args, cwd, err, loaded)
     # A cold server reads its `initialize` long after asyncio has the pipes: only a warm one's goes now.
     sent = shake is not None and send_early(shake.stdin_w, initialize_frame(cwd, options))
-    if sent and shake is not None and prompt is not None and not (args.cont or args.resume):
+    if sent and shake is not None and prompt is not None and not (args.cont or args.resume or args.private):
         from .chat_ahead import ChatAhead
 
         shake.ahead = ChatAhead(shake.stdout_r, shake.stdin_w, prompt)  # the turn starts now

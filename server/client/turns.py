@@ -24,6 +24,8 @@ def _connection(cwd: Path, early: Any, options: dict[str, Any], sent: bool) -> C
 
 
 async def _resume(conn: Connection, args: argparse.Namespace) -> dict[str, Any] | None:
+    if getattr(args, "private", False):
+        return await conn.new_session(private=True)  # `shiro --private`: a new private session
     if not (args.cont or args.resume):
         return None
     return await conn.resume(args.resume, fork=args.fork)

@@ -72,6 +72,7 @@ class CompactionFeature:
         session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=now_iso(), messages=session.messages))
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
+        await service.short_term_memory.transcript_replaced(session)
         await service.persistence.save(session)
         emit_status(session)
         return CompactResult(summary=summary, messagesBefore=before, messagesAfter=len(messages))

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..agent.short_term_memory import Plan, TurnFacts, memory_text, plan_turn, recent_texts
+from ..agent.short_term_memory import Plan, TurnFacts, block_bound, memory_text, plan_turn, recent_texts
 from ..agent.tools.base import Tool
 from ..agent.tools.stm_tool import short_term_memory_tool
 from ..errors import Refused
@@ -109,6 +109,7 @@ class ShortTermMemoryFeature:
                         prompt=prompt, now=time.time(), turns_since_refresh=session.turns_since_refresh,
                         offers_tools=offers_tools, provider_supports_tools=settings.supportsTools,
                         workspace=str(self.service.workspace_of(session).root), message_count=len(session.messages),
+                        block_chars=block_bound(settings.compactThreshold),
                     )
                     made = plan_turn(settings.shortTermMemory, own, others, facts)
                 except StateError as exc:  # a broken or unreadable file: the user hears of it once
@@ -165,6 +166,15 @@ class ShortTermMemoryFeature:
                 for r in others
             ],
         )
+
+    async def transcript_replaced(self, session: "AgentSession") -> None:
+        """/compact replaced the transcript: the memory covers none of the new one, so supersede
+        hides nothing until the model refreshes it (the /compact summary always reaches the model)."""
+        self._plans.pop(session.id, None)
+        try:
+            await asyncio.to_thread(self.store.uncover, session.id)
+        except Exception as exc:  # noqa: BLE001 - never fails /compact; plan_turn guards as well
+            log.warning("short-term memory of session %s not reset after /compact: %s", session.id, exc)
 
     def forget(self, session_id: str) -> None:
         """The session left memory: its per-turn caches go with it."""

@@ -1,6 +1,6 @@
 """An MCP `CallToolResult` as the text of a tool result the model reads.
 
-Text blocks stay text; structured content is shown as JSON when no text block already carries it;
+Text blocks stay text; structured content is shown as JSON only when no text block says anything;
 images, audio and binary resources become a one-line placeholder (the model cannot read base64,
 and it would eat the context). Everything then goes through the same output cap as our own tools.
 Works on the SDK's objects by attribute, so this module does not import the SDK.
@@ -44,22 +44,22 @@ def _block_text(block: Any) -> str:
 
 
 def result_text(result: Any) -> str:
-    """The whole result as one text, before the cap."""
-    parts = [_block_text(block) for block in getattr(result, "content", None) or []]
+    """The whole result as one text, before the cap: said once.
+
+    The MCP spec asks a tool that returns structured content to repeat it as text for clients like
+    us, and the official servers do, each in its own shape (server-filesystem's `{"content": text}`
+    beside the file's text, server-memory's `{"entities": [...]}` beside its JSON dump): so the
+    content blocks are the result whenever one of them says something, and the structured content
+    is sent only when none does. Sending both put a file in the request twice and let the output
+    cap cut it in half.
+    """
+    blocks = getattr(result, "content", None) or []
+    parts = [_block_text(block) for block in blocks]
+    says_something = any(getattr(block, "type", None) == "text" and str(getattr(block, "text", "")).strip() for block in blocks)
     structured = getattr(result, "structured_content", None)
-    if structured is not None:
-        shown = json.dumps(structured, ensure_ascii=False, default=str)
-        # Servers usually repeat structured content as a JSON text block: say it once.
-        if not any(_same_json(part, structured) for part in parts):
-            parts.append(shown)
+    if structured is not None and not says_something:
+        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
     return "\n".join(parts) if parts else "(the tool returned no content)"
-
-
-def _same_json(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except (ValueError, TypeError):
-        return False
 
 
 def render_result(server: str, tool: str, result: Any) -> tuple[str, bool]:

@@ -428,6 +428,14 @@ class ShortTermMemoryStore:
                 return False  # no memory yet: nothing to keep fresh, and no write
             return bool(self._run(work, write=True))
 
+    def uncover(self, session_id: str) -> bool:
+        """The session's transcript was replaced (/compact): its memory covers none of the new one."""
+
+        def work(conn: sqlite3.Connection) -> bool:
+            return conn.execute("UPDATE memories SET covered = 0 WHERE session_id = ? AND covered != 0", (session_id,)).rowcount > 0
+
+        return bool(self._run(work, write=True))
+
     def clear(self, session_id: str) -> bool:
         def work(conn: sqlite3.Connection) -> bool:
             return conn.execute("DELETE FROM memories WHERE session_id = ?", (session_id,)).rowcount > 0

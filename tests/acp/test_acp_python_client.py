@@ -319,3 +319,18 @@ async def test_rewind_lists_and_restores_through_the_slash_command(acp):
     await acp.prompt(session_id, "/rewind 1")  # the rewind is the newest checkpoint: undone
     assert (acp.root / "hello.py").read_text() == "print('bye')\n"
     assert len(acp.fake.requests) == before
+
+
+async def test_new_session_with_private_meta_is_a_private_session(acp):
+    """ACP has no private flag of its own: `_meta: {"shiroNeko": {"private": true}}` on session/new."""
+    private = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[], shiroNeko={"private": True})).session_id
+    plain = await acp.new_session()
+    for session_id in (private, plain):
+        acp.fake.script(Reply(text="ok"))
+        assert (await acp.prompt(session_id, "hello")).stop_reason == "end_turn"
+    for _ in range(100):
+        if len(records(acp.home)) == 2:
+            break
+        await asyncio.sleep(0.05)
+    kinds = {r["id"]: r.get("private", False) for r in records(acp.home)}
+    assert kinds == {private: True, plain: False}

@@ -71,6 +71,16 @@ def test_print_answers_on_stdout_without_a_terminal(workspace, env, fake):
     assert {t["name"] for t in fake.requests[0].body["tools"]} >= {"remember", "recall"}
 
 
+def test_private_flag_starts_a_private_session(tmp_path, workspace, env, fake):
+    fake.script(Reply(text="kept to itself"))
+    done = run(["--private", "-p", "a secret task"], workspace, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "kept to itself\n"
+    [sid] = session_ids(tmp_path)
+    record = json.loads((tmp_path / "home" / "sessions" / f"{sid}.json").read_text())
+    assert record["private"] is True and record["title"] == "a secret task"
+
+
 def test_print_flags_become_the_runs_settings(workspace, env, fake):
     fake.script(Reply(text="deep answer"))
     done = run(["--agent", "deep", "--model", "other-model", "--no-memory", "-p", "hi"], workspace, env)
@@ -441,12 +451,19 @@ def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace,
     t.expect("Written.")
     assert (workspace / "new.txt").read_text() == "from the terminal\n"
 
+    t.type("/private")
+    t.expect("new private session")
+    fake.script(Reply(text="private answer"))
+    t.type("just between us")
+    t.expect("private answer")
     t.type("/clear")
     t.expect("new session")
     out = t.leave()
     assert "The session had no messages, so it was never written." in out
     assert "Saved" not in out
-    assert len(session_ids(tmp_path)) == 1  # the first session stays saved; the new one was never written
+    records = [json.loads((tmp_path / "home" / "sessions" / f"{sid}.json").read_text()) for sid in session_ids(tmp_path)]
+    # the first session and the private one stay saved; the new one was never written
+    assert sorted(bool(r.get("private")) for r in records) == [False, True]
 
 
 def test_interactive_stm_shows_and_clears_short_term_memory(tmp_path, workspace, fake, term):

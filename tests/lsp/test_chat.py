@@ -132,7 +132,7 @@ async def test_abort_mid_stream_keeps_text_and_clears_queue(harness):
     await harness.chat("go on")
     sent = harness.fake.requests[1].body["input"]
     assistant = [i for i in sent if i.get("role") == "assistant"]
-    assert assistant and assistant[0]["content"][0]["text"] == first["text"] and "id" not in assistant[0]
+    assert assistant and assistant[0]["content"] == first["text"] and "id" not in assistant[0]
 
 
 async def test_cancel_request_aborts_that_turn(harness):

@@ -39,7 +39,7 @@ async def test_mid_stream_error_keeps_partial_text(harness):
     again = await harness.chat("continue")
     assert again["status"] == "completed"
     kept = [i for i in harness.fake.requests[1].body["input"] if i.get("role") == "assistant"]
-    assert kept and kept[0]["content"][0]["text"] == result["text"]
+    assert kept and kept[0]["content"] == result["text"]
 
 
 async def test_broken_stream_drops_half_received_call(harness):

@@ -92,9 +92,17 @@ async def test_save_listing_and_prefixes(harness):
     with pytest.raises(JsonRpcException) as caught:
         await harness.command("shiro.resume", {"id": common[:6]})
     assert caught.value.code == -32803
-    for sid in ids:
-        assert sid[:8] in caught.value.message or sid[: len(common) + 1] in caught.value.message
-    assert "question" in caught.value.message
+    # Each candidate is named by a prefix that picks it alone, beside its own title (ids made within
+    # a minute share their first 8 hex digits, so `sid[:8] in message` would pass for any of them).
+    shown = {}
+    for line in caught.value.message.splitlines():
+        if line.startswith("  "):  # the candidates: "  <prefix>  <title>"
+            hint, _, title = line.strip().partition("  ")
+            shown[title] = hint
+    assert set(shown) == {f"question {i}" for i in range(3)}
+    for i, sid in enumerate(ids):
+        hint = shown[f"question {i}"]
+        assert sid.startswith(hint) and not any(o.startswith(hint) for o in ids if o != sid), (hint, ids)
     unique = next(ids[1][:k] for k in range(8, 37) if not any(o.startswith(ids[1][:k]) for o in ids if o != ids[1]))
     resumed = await harness.command("shiro.resume", {"id": unique})
     assert resumed["sessionId"] == ids[1]

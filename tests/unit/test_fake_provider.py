@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 from tests.fake_provider import NO_STEP_LEFT, Call, FakeProvider, HttpError, RecordedRequest, Reply
 
 EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
-TOOL = {"type": "function", "name": "read_file", "description": "Read a file",
+TOOL = {"type": "function", "name": "read_file", "description": "Read a file", "strict": False,
         "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}
 CHAT_TOOL = {"type": "function", "function": {"name": "read_file", "description": "Read a file",
                                               "parameters": {"type": "object", "properties": {}}}}
@@ -214,10 +214,9 @@ async def test_inline_items_with_ids(fake: FakeProvider, client: AsyncOpenAI) ->
     rs_item, msg_item = (o.to_dict() for o in resp.output)
     fake.script(Reply(text="ok"), Reply(text="ok"))
     await client.responses.create(model="m", input=[user("a"), rs_item, msg_item, user("b")])  # stored ids inline
-    # inline without ids: no dependencies
+    # inline without ids: no dependencies (a reasoning item cannot go without its id at all)
     await client.responses.create(model="m", input=[
-        user("a"), {"type": "reasoning", "summary": [], "encrypted_content": "E"},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "t"}]},
+        user("a"), {"role": "assistant", "content": "t"},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "b"}]}])
     with pytest.raises(openai.NotFoundError, match="Item with id 'msg_nope' not found."):
         await client.responses.create(model="m", input=[{**msg_item, "id": "msg_nope"}])
@@ -441,3 +440,46 @@ def test_wait_for_requests_times_out() -> None:
         with pytest.raises(TimeoutError):
             fake.wait_for_requests(1, timeout=0.05)
         assert fake.wait_for_requests(0) == []
+
+
+# ------------------------------------------------------------------ the SDK's request types
+
+
+async def test_sdk_types_refuse_a_reasoning_item_without_its_id(fake: FakeProvider, client: AsyncOpenAI) -> None:
+    """The issue's 400 on the real API, from an inline reasoning item of a pruned view."""
+    with pytest.raises(openai.BadRequestError) as err:
+        await client.responses.create(model="m", input=[
+            user("a"), {"type": "reasoning", "summary": [], "encrypted_content": "E"}, user("b")])
+    assert err.value.body == {"message": "Missing required parameter: 'input[1].id'.", "type": "invalid_request_error",
+                              "param": "input[1].id", "code": "missing_required_parameter"}
+    assert len(fake.rejections) == 1
+
+
+async def test_sdk_types_refuse_an_unknown_field_anywhere(fake: FakeProvider, client: AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as err:
+        await client.responses.create(model="m", input=[
+            user("a"), {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "bogus": 1},
+            {"type": "function_call_output", "call_id": "c", "output": "x"}])
+    assert err.value.body["param"] == "input[1].bogus"  # type: ignore[index]
+    assert err.value.body["code"] == "unknown_parameter"  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError, match="Unknown parameter: 'messages\\[0\\].nope'"):
+        await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi", "nope": 1}])  # type: ignore[list-item,misc]
+    with pytest.raises(openai.BadRequestError, match="Unknown parameter: 'temperatur'"):
+        await client.responses.create(model="m", input="hi", extra_body={"temperatur": 0})
+
+
+async def test_sdk_types_refuse_a_wrong_type_deep_in_an_item(fake: FakeProvider, client: AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as err:
+        await client.responses.create(model="m", input=[
+            user("a"), {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c", "output": 5}])  # type: ignore[list-item,typeddict-item]
+    assert err.value.body["param"] == "input[2].output"  # type: ignore[index]
+    assert err.value.body["code"] == "invalid_type"  # type: ignore[index]
+    # An output_text part is an output message's, which needs a stored id: not valid inline.
+    with pytest.raises(openai.BadRequestError) as err:
+        await client.responses.create(model="m", input=[
+            user("a"), {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "t"}]}])  # type: ignore[list-item]
+    assert err.value.body["param"] == "input[1].content[0].type"  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError, match="Invalid type for 'messages\\[1\\].content'"):
+        await client.chat.completions.create(model="m", messages=[user("hi"), {"role": "assistant", "content": 3}])  # type: ignore[list-item,misc]
+    assert fake.pending == 0 and len(fake.rejections) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace as NS
 
 import pytest
@@ -99,3 +100,25 @@ def test_results_text_structured_images_and_errors() -> None:
     assert (output, is_error) == ("MCP tool 'tool' of server 'srv' failed: nope", True)
     output, _ = render_result("s", "t", NS(content=[NS(type="text", text="x" * 100_000)], structured_content=None, is_error=False))
     assert len(output) < 31_000 and "truncated" in output  # the same cap as our own tools
+
+
+def test_results_go_once_in_the_official_servers_shapes() -> None:
+    """server-filesystem's read_text_file and server-memory's read_graph answer a text block and the
+    same content as structuredContent in their own wrapper: the model gets it once, as text."""
+    file_text = "".join(f"line {k}: some text of a large source file\n" for k in range(3_500))  # ~150,000 characters
+    read = NS(content=[NS(type="text", text=file_text)], structured_content={"content": file_text}, is_error=False)
+    output, _ = render_result("filesystem", "read_text_file", read)
+    assert output.count("line 17: some text") == 1  # once, not text plus the same text as JSON
+    assert output.startswith("line 0: ") and "truncated" in output
+    graph = {"entities": [{"name": "shiro", "entityType": "project", "observations": ["an editor agent"]}], "relations": []}
+    dump = NS(content=[NS(type="text", text=json.dumps(graph, indent=2))], structured_content=graph, is_error=False)
+    output, _ = render_result("memory", "read_graph", dump)
+    assert output == json.dumps(graph, indent=2)
+    # mcp-server-time (Python SDK) returns its JSON as text and as structured content: once.
+    now = {"timezone": "Europe/Paris", "datetime": "2026-12-02T02:00:00+01:00", "is_dst": False}
+    output, _ = render_result("time", "get_current_time", NS(content=[NS(type="text", text=json.dumps(now, indent=2))],
+                                                             structured_content=now, is_error=False))
+    assert output.count("Europe/Paris") == 1
+    # Only when no text says anything does the structured content go, as JSON.
+    output, _ = render_result("s", "t", NS(content=[NS(type="text", text="  ")], structured_content={"n": 1}, is_error=False))
+    assert output.endswith('{"n": 1}')

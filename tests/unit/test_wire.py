@@ -34,6 +34,8 @@ from shiro_neko.model.transcript import (
     ToolResultPart,
     UserMessage,
 )
+
+from tests.sdk_types import check_responses
 from tests.fake_provider import Call, FakeProvider, Reply
 from tests.support.builders import user
 
@@ -93,31 +95,33 @@ def test_store_off_sends_everything_inline_without_ids() -> None:
     items = wire_responses.request_body(request(*stored_turn()), store=False)["input"]
     assert not any(i.get("type") == "item_reference" for i in items)
     assert not keys_anywhere(items, "id")
-    assert items[1] == {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}],
-                        "encrypted_content": "ENC"}
-    assert items[2]["content"] == [{"type": "output_text", "text": "Let me "}]
-    assert items[3]["content"] == [{"type": "output_text", "text": "look."}]
-    assert items[4] == {"type": "function_call", "call_id": "call_1", "name": "read_file",
+    # Reasoning cannot go inline (the API requires its id, a pointer into storage): left out.
+    assert not any(i.get("type") == "reasoning" for i in items)
+    assert items[1] == {"role": "assistant", "content": "Let me "}
+    assert items[2] == {"role": "assistant", "content": "look."}
+    assert items[3] == {"type": "function_call", "call_id": "call_1", "name": "read_file",
                         "arguments": '{"path": "a.py"}'}
-    assert items[5] == {"type": "function_call_output", "call_id": "call_1", "output": "print(1)\n"}
+    assert items[4] == {"type": "function_call_output", "call_id": "call_1", "output": "print(1)\n"}
+    check_responses(wire_responses.request_body(request(*stored_turn(), tools=[TOOL]), store=False))
 
 
 def test_parts_without_ids_go_inline_even_with_store_on() -> None:
     msg = AssistantMessage(content=[TextPart(text="partial answer"), TextPart(text="")])
     items = wire_responses.request_body(request(user("q"), msg), store=True)["input"]
-    assert items[1:] == [{"type": "message", "role": "assistant",
-                          "content": [{"type": "output_text", "text": "partial answer"}]}]
+    assert items[1:] == [{"role": "assistant", "content": "partial answer"}]
 
 
-def test_reasoning_without_encrypted_content_is_not_sent_inline() -> None:
+def test_reasoning_is_never_sent_inline() -> None:
+    """An inline reasoning item without its id is the real API's 400 `Missing required parameter:
+    'input[1].id'` (a long turn on a reasoning model died of it)."""
     msg = AssistantMessage(content=[
         ReasoningPart(text="summary only"),
         ReasoningPart(text="", encrypted_content="E2"),
         TextPart(text="done"),
     ])
     items = wire_responses.request_body(request(user("q"), msg), store=False)["input"]
-    assert [i.get("type", "message") for i in items] == ["message", "reasoning", "message"]
-    assert items[1] == {"type": "reasoning", "summary": [], "encrypted_content": "E2"}
+    assert items[1:] == [{"role": "assistant", "content": "done"}]
+    check_responses(wire_responses.request_body(request(user("q"), msg), store=False))
 
 
 def test_function_call_arguments_are_json_text() -> None:
@@ -339,7 +343,8 @@ async def test_responses_refusal_sent_whole_is_still_shown_and_text_stays_apart(
 def test_a_refusal_goes_back_as_a_refusal_or_as_plain_chat_content() -> None:
     said = AssistantMessage(content=[TextPart(text="No.", refusal=True)])
     body = wire_responses.request_body(request(user("hi"), said, user("why")), store=True)
-    assert body["input"][1] == {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}
+    assert body["input"][1] == {"role": "assistant", "content": "No."}
+    check_responses(body)
     chat = wire_chat.request_body(request(user("hi"), said, user("why")))
     assert chat["messages"][2] == {"role": "assistant", "content": "No."}
 

@@ -69,14 +69,33 @@ async def test_one_compacted_report_per_turn_with_honest_counts(tmp_path: Path) 
     settings = Settings(compactThreshold=4_000)
     wire = WireView()
     view = await wire.for_wire(session, settings, Summarizer())
-    report = wire.take_compacted()
-    assert report is not None and report.before == len(session.messages)
-    assert report.after == len(view) - len(markers(view)) < report.before
-    assert report.message == f"context compacted: {report.before} messages pruned to {report.after} on the wire"
+    first = (len(session.messages), len(view) - len(markers(view)))
     for k in range(30, 60):
         session.messages += step(k, output="x" * 600)
+        view = await wire.for_wire(session, settings, Summarizer())
+    report = wire.take_compacted()  # at the turn's end
+    assert report is not None and report.after < report.before
+    assert report.before - report.after >= first[0] - first[1]  # the deepest pruning, not the first
+    assert report.message == f"context compacted: {report.before} messages pruned to {report.after} on the wire"
+    assert wire.take_compacted() is None  # reported once
+
+
+async def test_the_report_is_the_turns_deepest_pruning_not_its_first(tmp_path: Path) -> None:
+    """The issue's case: the turn's first pruning only leaves reasoning out; later steps of the same
+    turn prune content. The one report says the content was pruned, in the seed's sentence."""
+    messages: list[Message] = [user("go"), AssistantMessage(content=[ReasoningPart(text="r" * 12_000, item_id="rs_1"),
+                                                                   TextPart(text="reading", item_id="msg_1")])]
+    session = make_session(tmp_path, settings=Settings(), messages=messages)
+    settings = Settings(compactThreshold=2_000)
+    wire = WireView()
+    await wire.for_wire(session, settings, Summarizer())
+    for k in range(20):
+        session.messages += step(k, output="x" * 600)
         await wire.for_wire(session, settings, Summarizer())
-        assert wire.take_compacted() is None  # pruned again, reported once
+    report = wire.take_compacted()
+    assert report is not None
+    assert report.message == f"context compacted: {report.before} messages pruned to {report.after} on the wire"
+    assert report.after < report.before
 
 
 async def test_stripping_reasoning_only_says_so(tmp_path: Path) -> None:

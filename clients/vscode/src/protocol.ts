@@ -491,6 +491,7 @@ export interface StatusPayload {
   sideCostUsd?: number | null;
   waiting?: 'approval' | null;
   waitingTool?: string | null;
+  private?: boolean;
 }
 /**
  * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (PROTOCOL.md, "Workspace

@@ -2,6 +2,8 @@
 
 Stored output items (parts with an `itemId`) are sent as `item_reference`, the way the seed
 describes; anything without an id is sent inline and carries no dependency on provider storage.
+Every body is one the openai SDK's request types accept (the test fake checks them on every
+request): inline assistant text is string content, and inline reasoning is left out.
 """
 
 from __future__ import annotations
@@ -46,17 +48,17 @@ def _assistant_items(message: AssistantMessage, store: bool) -> Iterable[dict[st
             continue
         if isinstance(part, TextPart):
             if part.text:
-                # A refusal goes back as what it was, so the model sees it declined.
-                content = {"type": "refusal", "refusal": part.text} if part.refusal else {"type": "output_text", "text": part.text}
-                yield {"type": "message", "role": "assistant", "content": [content]}
+                # Inline, an assistant message is the SDK's EasyInputMessageParam with string content:
+                # an `output_text`/`refusal` content list is only valid on an output message, which
+                # requires the `id` and `status` of a stored item. A refusal goes back as the words
+                # the model declined with, so it still sees that it declined.
+                yield {"role": "assistant", "content": part.text}
         elif isinstance(part, ReasoningPart):
-            # A summary without its encrypted content cannot be handed back to the model.
-            if part.encrypted_content:
-                yield {
-                    "type": "reasoning",
-                    "summary": [{"type": "summary_text", "text": part.text}] if part.text else [],
-                    "encrypted_content": part.encrypted_content,
-                }
+            # Inline reasoning is not sent: the API requires its `id` (`Missing required parameter:
+            # 'input[N].id'`), and an id is a pointer into provider storage, which an inline history
+            # exists not to depend on (docs/context.md, "Reasoning on the wire"). Stored reasoning
+            # goes by reference above.
+            continue
         elif isinstance(part, ToolCallPart):
             yield {
                 "type": "function_call",
