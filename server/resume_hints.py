@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .protocol import RESUME
+
 ResumeLines = Callable[[str], list[str]]  # a session id prefix -> the lines
 
 
@@ -33,7 +35,7 @@ def acp(hint: str) -> list[str]:
 
 
 def any_lsp_client(hint: str) -> list[str]:
-    return [f'workspace/executeCommand shiro.resume {{"latest": true}}, or {{"id": "{hint}"}}']
+    return [f'workspace/executeCommand {RESUME} {{"latest": true}}, or {{"id": "{hint}"}}']
 
 
 def for_lsp_client(name: str | None) -> ResumeLines:
