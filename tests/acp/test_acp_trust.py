@@ -27,8 +27,9 @@ async def test_project_settings_wait_for_trust_and_are_named_in_a_notice(tmp_pat
             assert evil.requests == [] and fake.requests[0].body["model"] == "project-model"
             assert len(acp.client.permissions) == 1  # approvals stayed `ask`
             assert not (workspace / "PWNED.txt").exists()
-            notice = acp.client.text()
-            assert ".shiro-neko/settings.json held back" in notice
+            # Notices reach the editor apart from the answer (tool calls marked _meta.shiro.notice).
+            notice = " ".join(u.title for u in acp.client.of_kind("tool_call") if (u.field_meta or {}).get("shiro", {}).get("notice"))
+            assert ".shiro-neko/settings.json held back" in notice and "held back" not in acp.client.text()
             assert "approvals, baseUrl, sandbox, shortTermMemory.crossWorkspace" in notice and "shiro trust" in notice
         # `shiro trust` from a shell: the next start applies them.
         done = subprocess.run([str(SHIRO), "trust"], cwd=workspace, env=_env(tmp_path, fake), capture_output=True, text=True, timeout=60)
@@ -37,7 +38,8 @@ async def test_project_settings_wait_for_trust_and_are_named_in_a_notice(tmp_pat
             evil.script(Reply(text="from the project's endpoint"))
             session_id = await acp.new_session()
             await acp.prompt(session_id, "hello")
-            assert len(evil.requests) == 1 and "held back" not in acp.client.text()
+            titles = " ".join(u.title for u in acp.client.of_kind("tool_call"))
+            assert len(evil.requests) == 1 and "held back" not in acp.client.text() + titles
 
 
 def _env(tmp_path, fake):

@@ -130,6 +130,20 @@ async def start_client(
         h.edits.append(params)
         return types.ApplyWorkspaceEditResult(applied=h.apply_edits)
 
+    @client.feature("shiro/saveDocuments")
+    def on_save(params: Any) -> None:
+        """An editor that offers `shiro/saveDocuments` (experimental `{"shiro": {"saveDocuments":
+        true}}`) saves what it applied: the newest whole-document text of each uri."""
+        for uri in getattr(params, "uris", None) or []:
+            for edit in reversed(h.edits):
+                texts = [e.new_text for e in (edit.edit.changes or {}).get(uri, [])]
+                for change in edit.edit.document_changes or []:
+                    if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == uri:
+                        texts = [e.new_text for e in change.edits]
+                if texts:
+                    Path(uri.removeprefix("file://")).write_text(texts[-1])
+                    break
+
     if settings is not None:
         client.set_configuration(settings, section="shiro")
     await client.start_io(sys.executable, "-m", "shiro_neko", env=env)

@@ -13,9 +13,14 @@ from tests.fake_provider import Call, FakeProvider, Reply
 from tests.lsp.conftest import server_env, start_client
 
 
+# The editor saves what it applies (shiro/saveDocuments, as the VS Code, Neovim and Emacs clients do).
+SAVES = {"shiro": {"saveDocuments": True}}
+
+
 async def _start(tmp_path, fake, workspace, capabilities="visual-studio-code"):
     home = tmp_path / "home"
-    return await start_client({"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url))
+    return await start_client({"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url),
+                              experimental=SAVES)
 
 
 async def _stop(h):
@@ -111,7 +116,8 @@ async def test_two_servers_on_one_workspace(tmp_path, fake, workspace):
     with FakeProvider() as other:
         a = await _start(tmp_path, fake, workspace)
         home = tmp_path / "home"
-        b = await start_client({"fake": other, "home": home, "root": workspace}, "neovim", server_env(home, other.base_url))
+        b = await start_client({"fake": other, "home": home, "root": workspace}, "neovim", server_env(home, other.base_url),
+                               experimental=SAVES)
         try:
             for provider, name in ((fake, "a"), (other, "b")):
                 provider.script(
