@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
+
+# The checkpoint stores are git repositories (binary objects): git checks them, not this walk.
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"}
 
 
 def every_state_file_parses(home: Path) -> int:
     """Each file under the home decodes: JSON whole, JSON Lines per line, the short-term memory
     database passes SQLite's integrity check, the rest is UTF-8. A save's leftover temp file and
-    SQLite's own journal files are not state files. Returns how many files were checked."""
+    SQLite's own journal files are not state files; each checkpoint store passes `git fsck`.
+    Returns how many files were checked."""
     checked = 0
+    stores = home / "checkpoints"
+    for store in sorted(stores.glob("*/git")) if stores.is_dir() else []:
+        fsck = subprocess.run(["git", "--git-dir", str(store), "fsck", "--strict"], capture_output=True, text=True, env=_GIT_ENV)
+        assert fsck.returncode == 0, (store, fsck.stderr)
+        checked += 1
     for path in sorted(p for p in home.rglob("*") if p.is_file()):
-        if path.name.endswith((".tmp", "-wal", "-shm", "-journal")):
+        if path.name.endswith((".tmp", "-wal", "-shm", "-journal")) or stores in path.parents:
             continue
         data = path.read_bytes()
         if path.suffix == ".json":
