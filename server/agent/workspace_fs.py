@@ -37,6 +37,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from ..state.atomic import file_kind
+
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -63,16 +65,7 @@ class NotRegularFile(OSError):
         self.kind = kind
 
 
-def kind_of(mode: int) -> str:
-    if stat_module.S_ISDIR(mode):
-        return "a directory"
-    if stat_module.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat_module.S_ISSOCK(mode):
-        return "a socket"
-    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
+kind_of = file_kind  # one wording for files that are not regular (state/atomic.py)
 
 
 # ---------------------------------------------------------------------------------------------

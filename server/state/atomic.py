@@ -248,7 +248,8 @@ class DamagedFile(CorruptFile):
         self.copy = moved
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages (also workspace_fs's NotRegularFile)."""
     if stat_module.S_ISLNK(mode):
         return "a symbolic link"
     if stat_module.S_ISDIR(mode):
@@ -259,7 +260,7 @@ def _file_kind(mode: int) -> str:
         return "a socket"
     if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
         return "a device"
-    return "not a regular file"
+    return "a special file"
 
 
 def _damaged(path: Path, reason: str) -> DamagedFile:
@@ -290,12 +291,12 @@ def read_state_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[byt
                 mode = os.lstat(path).st_mode
             except OSError:
                 raise exc from None
-            raise _damaged(path, _file_kind(mode)) from None
+            raise _damaged(path, file_kind(mode)) from None
         raise
     try:
         st = os.fstat(fd)
         if not stat_module.S_ISREG(st.st_mode):
-            raise _damaged(path, _file_kind(st.st_mode))
+            raise _damaged(path, file_kind(st.st_mode))
         if st.st_size > max_bytes:
             raise _damaged(path, f"over the {max_bytes // (1024 * 1024)} MB a file of its kind may hold ({st.st_size:,} bytes)")
         os.set_blocking(fd, True)
