@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from . import framing
 
 INITIALIZE_ID = 1  # the first request of the connection (JsonRpc numbers the rest after it)
 
@@ -84,9 +85,9 @@ def initialize_params(cwd: Path, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def frame(message: dict[str, Any]) -> bytes:
-    """One message framed as client/jsonrpc.py frames it (stdlib json: msgspec is not loaded yet)."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    """One message, framed by client/framing.py as client/jsonrpc.py frames it (stdlib json:
+    msgspec is not loaded yet)."""
+    return framing.frame(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def initialize_frame(cwd: Path, options: dict[str, Any]) -> bytes:
