@@ -1,6 +1,6 @@
 """`shiro -p` on a warm server: the turn starts while the client is still importing.
 
-The client writes `initialize` into the warm child's pipe first thing (client/initialize.py).
+The client writes `initialize` into the warm child's pipe first thing (clients/terminal/initialize.py).
 This thread then waits for its answer and, the moment it is there, sends `initialized` and the
 `shiro.chat` of the prompt, so the server builds and sends the first provider request while the
 main thread imports asyncio, msgspec and the wire layer. LSP's order holds: nothing follows
@@ -25,7 +25,7 @@ CHAT_ID = INITIALIZE_ID + 1
 
 def _initialize_answer(data: bytes) -> dict[str, object] | None:
     """The answer to `initialize` among the whole frames at the start of `data`, if there yet.
-    Raises client/framing.py's MalformedFrame (a ValueError) on a broken frame."""
+    Raises clients/terminal/framing.py's MalformedFrame (a ValueError) on a broken frame."""
     at = 0
     while True:
         found = next_frame(data, at)
@@ -34,7 +34,7 @@ def _initialize_answer(data: bytes) -> dict[str, object] | None:
         body, at = found
         try:
             message = json.loads(body)
-        except ValueError:  # well framed, so the next frame is still found (as client/jsonrpc.py does)
+        except ValueError:  # well framed, so the next frame is still found (as clients/terminal/jsonrpc.py does)
             continue
         if isinstance(message, dict) and message.get("id") == INITIALIZE_ID and "method" not in message:
             return message

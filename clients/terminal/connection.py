@@ -1,9 +1,9 @@
 """The terminal client's side of the wire: reach `shiro-lsp`, speak LSP to it, fan notifications out.
 
 Everything the terminal shows comes through here; there is no second path into the agent. The
-server is a warm one attached over the user's socket (client/launch.py) or `sys.executable -m
+server is a warm one attached over the user's socket (clients/terminal/launch.py) or `sys.executable -m
 shiro_neko` over stdio, either way started in the user's directory, which is the one workspace
-folder. The wire is client/jsonrpc.py (plain JSON, no pygls: see there why).
+folder. The wire is clients/terminal/jsonrpc.py (plain JSON, no pygls: see there why).
 `workspace/applyEdit` and `workspace/configuration` are not advertised: the server writes files
 itself and takes its settings from `initializationOptions`.
 """

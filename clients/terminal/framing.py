@@ -1,10 +1,10 @@
 """LSP's base-protocol framing for the terminal client, the one place it is written: headers, a
 blank line, then `Content-Length` bytes of JSON.
 
-Three parts of the client frame messages: the asyncio wire (client/jsonrpc.py), the `initialize`
-written before asyncio is imported (client/initialize.py) and the thread that sends `shiro -p`'s
-chat as soon as that is answered (client/chat_ahead.py). All three read and write frames here,
-so a header rule holds in each of them. Stdlib only, and no asyncio: the last two run before
+Three parts of the client frame messages, all in clients/terminal/: the asyncio wire
+(jsonrpc.py), the `initialize` written before asyncio is imported (initialize.py) and the thread
+that sends `shiro -p`'s chat as soon as that is answered (chat_ahead.py). All three read and write
+frames here, so a header rule holds in each of them. Stdlib only, and no asyncio: the last two run before
 either is loaded (docs/performance.md).
 
 Reading follows the server's rules (server/lsp/pygls_overrides.py, override 7; docs/protocol.md,

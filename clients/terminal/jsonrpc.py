@@ -48,7 +48,7 @@ class JsonRpc:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | Any,
                  on_notify: Notify, on_request: Serve, first_id: int = 0) -> None:
         """`first_id`: requests up to this id were written to the stream before it was handed
-        over (client/initialize.py); `expect` waits for their answers."""
+        over (clients/terminal/initialize.py); `expect` waits for their answers."""
         self.reader, self.writer = reader, writer
         self.on_notify, self.on_request = on_notify, on_request
         self._next_id = first_id
@@ -115,7 +115,7 @@ class JsonRpc:
                     continue
                 if isinstance(message, dict):
                     self._dispatch(message)
-        except MalformedFrame as exc:  # where the next message starts is unknown (client/framing.py)
+        except MalformedFrame as exc:  # where the next message starts is unknown (clients/terminal/framing.py)
             why = f"malformed LSP frame from the server ({exc})"
             log.error("%s; closing the connection", why)
         except (ConnectionError, OSError) as exc:

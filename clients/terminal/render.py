@@ -1,7 +1,7 @@
 """Plain-text rendering for the terminal client: events, task list, status, tables, the exit text.
 
 Everything here is a pure function from protocol payloads (events and the status as protocol.py's
-Structs, decoded by client/connection.py; command results as JSON) to *lines*: lists of `(style, text)`
+Structs, decoded by clients/terminal/connection.py; command results as JSON) to *lines*: lists of `(style, text)`
 fragments with a style from `STYLES`. The interactive UI hands them to prompt_toolkit; `-p` turns
 them into text with or without ANSI colours (`to_ansi`).
 """
