@@ -14,7 +14,7 @@ import pytest
 from shiro_neko import protocol as wire
 from shiro_neko.client import render
 from shiro_neko.client.chat_ahead import _initialize_answer
-from shiro_neko.client.connection import Connection
+from shiro_neko.client.connection import Connection, ServerGone
 from shiro_neko.client.framing import MAX_HEADER_LINE, MalformedFrame, frame, next_frame
 from shiro_neko.client.initialize import INITIALIZE_ID
 from shiro_neko.client.jsonrpc import ConnectionLost, JsonRpc
@@ -168,3 +168,19 @@ def read_with_jsonrpc_into(conn: Connection, data: bytes) -> Any:
         return await answer
 
     return asyncio.run(run())
+
+
+def test_after_a_malformed_frame_a_command_names_it() -> None:
+    async def run() -> str:
+        conn = Connection(Path.cwd())  # never started: the stream below is the server's output
+        reader = asyncio.StreamReader()
+        conn.rpc = JsonRpc(reader, None, conn._on_notify, conn._on_request)
+        reader.feed_data(b"Content-Length: ten\r\n\r\n{}")
+        reader.feed_eof()
+        await conn.rpc.closed()
+        with pytest.raises(ServerGone) as gone:
+            await conn.status()
+        return str(gone.value)
+
+    assert asyncio.run(run()).startswith(
+        "the language server is not running (malformed LSP frame from the server (Content-Length is not a number: b'ten'))")
