@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .project_settings import SETTINGS_FILE, HeldFile, project_files
+from .project_settings import HeldFile, project_files
 
 ENV_VAR = "SHIRO_NEKO_CONFIG"
-PROJECT_FILE = Path(SETTINGS_FILE)
 
 # (file relative to the workspace, its SHA-256) -> "trusted", "declined" or None (never asked).
 TrustLookup = Callable[[str, str], "str | None"]

@@ -65,7 +65,6 @@ class WireView:
     view: list[Message] | None = None
     base: int = 0  # how much of the transcript `view` stands for
     compacted: Compacted | None = None  # the deepest pruning of this turn so far
-    summary_requests: int = 0  # made this turn
     _failed: set[str] = field(default_factory=set)  # span keys whose summary failed this turn
     _reported: bool = field(default=False)
 
@@ -130,7 +129,6 @@ class WireView:
             return pruned
         made = False
         for span in missing:
-            self.summary_requests += 1
             try:
                 text = (await summarize(span)).strip()
             except Exception as exc:  # a failed summary leaves pruning as it would have been
