@@ -1,4 +1,4 @@
-"""The user settings file of PROTOCOL.md, for clients without a settings UI of their own.
+"""The user settings file (docs/configuration.md), for clients without a settings UI of their own.
 
 The terminal client and the ACP front end send what this returns as their `shiro` settings
 section (flags go on top). Editors keep their own settings and never read these files.

@@ -30,7 +30,7 @@ def _sendable(messages: list[Message]) -> list[Message]:
 
 
 def compacted_message(before: int, after: int, spans: int) -> str:
-    """The one `compacted` report of a turn (PROTOCOL.md's sentence when content was removed)."""
+    """The one `compacted` report of a turn (docs/protocol.md's sentence when content was removed)."""
     if spans == 0:
         return f"context compacted: reasoning left out of the request, all {before} messages sent"
     return f"context compacted: {before} messages pruned to {after} on the wire"

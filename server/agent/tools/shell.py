@@ -223,7 +223,7 @@ def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = ()
     A sandboxed command asks for approval of kind "sandboxed-command", which `approvals:
     auto-edit` lets through (the sandbox bounds what it can do); with `sandbox: "off"` it is
     "command". `unenforced` (why a sandbox the settings ask for cannot be had) makes it
-    "unsandboxed-command": asked about even under `approvals: auto` (PROTOCOL.md, "Workspace
+    "unsandboxed-command": asked about even under `approvals: auto` (docs/protocol.md, "Workspace
     trust"), and a deny says what to do about it. `env_names` is `sandboxEnv`."""
     where = (
         f" It runs in a {sandbox.mode} sandbox: "
