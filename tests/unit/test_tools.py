@@ -137,6 +137,29 @@ async def test_nested_arguments_are_checked_from_the_same_struct() -> None:
     assert not ok.is_error and len(seen) == 1
 
 
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 700) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["path", "todos", "content", "status", "note", "x"]), inner, max_size=3),
+    max_leaves=12,
+)
+_FIELDS = st.sampled_from(["path", "start_line", "end_line", "pattern", "glob", "case_insensitive", "command", "timeout_seconds", "todos", "kind", "text"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(args=st.dictionaries(_FIELDS, _JSON, max_size=4), name=st.sampled_from([*TOOLS, "todo_write"]))
+def test_any_json_object_is_either_accepted_or_refused_in_a_sentence(args: dict[str, Any], name: str) -> None:
+    """Whatever object the model sends, the check answers with arguments or a ToolError."""
+    from shiro_neko.agent.tools.memory_tools import todo_tool
+
+    tool = TOOLS.get(name) or todo_tool(lambda t: None)
+    try:
+        parsed = parse_arguments(tool, args)
+    except ToolError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert set(parsed) <= set(tool.parameters["properties"])
+
+
 def test_schemas_come_from_the_structs_as_providers_take_them() -> None:
     """What the model sees: no $ref or title (one self-contained object per tool), every core
     tool's unknown keys refused, and the schema checked by the JSON Schema library itself."""

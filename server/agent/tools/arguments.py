@@ -144,30 +144,23 @@ def explain(error: msgspec.ValidationError, args: Any, schema: dict[str, Any], t
     return f"invalid arguments for {tool_name}: {error}"
 
 
-def _drop_nulls(value: Any, schema: dict[str, Any]) -> Any:
-    """null for an optional argument means "not given" (strict-mode models send every key), at
-    any depth where the schema names the keys (a todo's `note` too); a map's values stay."""
+def _normalised(value: Any, schema: dict[str, Any]) -> Any:
+    """What the model meant, where the schema says what it is: null for an optional key means "not
+    given" (strict-mode models send every key), at any depth where the schema names the keys (a
+    todo's `note` too); 12.0 is how some models write the integer 12. Anything else is left for
+    msgspec to check."""
+    if isinstance(value, float) and schema.get("type") == "integer" and value.is_integer():
+        return int(value)
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_drop_nulls(v, schema["items"]) for v in value]
+        return [_normalised(v, schema["items"]) for v in value]
     if not isinstance(value, dict) or "properties" not in schema:
         return value
     props, required = schema["properties"], schema.get("required", [])
     return {
-        k: _drop_nulls(v, props[k]) if k in props else v
+        k: _normalised(v, props[k]) if k in props else v
         for k, v in value.items()
         if v is not None or k in required
     }
-
-
-def _whole_floats(value: Any) -> Any:
-    """12.0 -> 12 (how some models write integers); msgspec then checks it as the Struct says."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole_floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole_floats(v) for v in value]
-    return value
 
 
 def decode_object(raw: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -187,13 +180,13 @@ def decode_object(raw: str | dict[str, Any] | None) -> dict[str, Any]:
 
 
 def check_arguments(arguments: type[msgspec.Struct], args: dict[str, Any], tool_name: str) -> dict[str, Any]:
-    """`args` checked against the Struct: the arguments given, as plain JSON values (a float that
-    is a whole number becomes an int), or ToolError naming every missing or unknown top-level
-    argument, else the first other problem msgspec finds."""
+    """`args` checked against the Struct: the arguments given, as plain JSON values (normalised as
+    `_normalised` says), or ToolError naming every missing or unknown top-level argument, else the
+    first other problem msgspec finds."""
     schema = json_schema(arguments)
     props: dict[str, Any] = schema.get("properties", {})
     required: list[str] = schema.get("required", [])
-    args = _drop_nulls(args, schema)
+    args = _normalised(args, schema)
     unknown = sorted(set(args) - set(props))
     if unknown and schema.get("additionalProperties") is False:
         raise ToolError(
@@ -207,8 +200,8 @@ def check_arguments(arguments: type[msgspec.Struct], args: dict[str, Any], tool_
             f"{', '.join(repr(k) for k in missing)} for {tool_name}"
         )
     try:
-        # bool is not an int here (strict mode), as in JSON; the only coercion is 12.0 -> 12.
-        checked = msgspec.convert(_whole_floats(args), type=arguments)
+        # Strict: bool is not an int, as in JSON, and "12" is not a number.
+        checked = msgspec.convert(args, type=arguments)
     except msgspec.ValidationError as exc:
         raise ToolError(explain(exc, args, schema, tool_name)) from None
     out = msgspec.to_builtins(checked)  # UNSET fields are left out: "not given"
