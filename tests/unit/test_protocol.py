@@ -1,4 +1,4 @@
-"""protocol.py is the wire: every payload a Struct, each encoding to PROTOCOL.md's shape, every
+"""protocol.py is the wire: every payload a Struct, each encoding to docs/protocol.md's shape, every
 served command registered, and docs/protocol.schema.json generated from it and not stale."""
 
 from __future__ import annotations
