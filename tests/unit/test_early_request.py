@@ -8,7 +8,12 @@ test_provider_faults.py) spawn fresh servers, whose first request takes it end t
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +24,7 @@ from shiro_neko.agent.provider.openai_provider import EndpointConfig, OpenAIProv
 from tests.fake_provider import FakeProvider, HttpError, Reply
 from tests.support.builders import user
 
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-early-request-test-key"
 # What describes the client rather than the request: the SDK's telemetry and the transport's own.
 TELEMETRY = {"user-agent", "accept-encoding", "connection", "host", "content-length"}
@@ -123,3 +129,37 @@ def test_the_default_endpoint_and_url_joining_are_the_sdks(monkeypatch: pytest.M
     for base in ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/", "https://example.test/openai/deployments/x"):
         sdk = AsyncOpenAI(api_key=KEY, base_url=base)
         assert str(sdk._prepare_url("/chat/completions")) == early_request.url_for(base, "/chat/completions")
+
+
+FRESH_PROCESS = """
+import asyncio, sys
+from shiro_neko.agent.provider.base import Completed, ProviderRequest
+from shiro_neko.agent.provider.openai_provider import EndpointConfig, OpenAIProvider
+from tests.support.builders import user
+
+async def main():
+    assert "openai" not in sys.modules
+    p = OpenAIProvider(EndpointConfig(model="m", base_url=sys.argv[1], wire_api="responses", store=True))
+    events = [e async for e in p.stream(ProviderRequest("m", "be brief", [user("hi")], [], []))]
+    assert isinstance(events[-1], Completed) and events[-1].message.content[-1].text == "fresh", events
+
+asyncio.run(main())
+"""
+
+
+def test_a_fresh_process_sends_its_first_request_before_the_sdk_is_imported(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    arrived: list[int] = []
+
+    def answer(req: Any) -> Reply:
+        arrived.append(time.monotonic_ns())  # one clock for every process (server/trace.py)
+        return Reply(text="fresh")
+
+    fake.script(answer)
+    trace = tmp_path / "trace"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
+    env.update(OPENAI_API_KEY=KEY, SHIRO_TRACE=str(trace))
+    subprocess.run([sys.executable, "-c", FRESH_PROCESS, fake.base_url], cwd=ROOT, env=env, check=True, timeout=120)
+    marks = {name: int(ns) for ns, _, name in (line.split(" ", 2) for line in trace.read_text().splitlines())}
+    assert arrived and marks["early-request-sent"] <= arrived[0] < marks["openai-client"]  # the SDK came after
