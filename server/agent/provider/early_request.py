@@ -39,7 +39,21 @@ def eligible(environ: Mapping[str, str] | None = None) -> bool:
     """May the next request leave before the SDK is imported? Not once the SDK is (or is being)
     imported: its own path costs nothing more then."""
     env = os.environ if environ is None else environ
-    return "openai" not in sys.modules and not any(env.get(name) for name in SDK_HEADER_VARIABLES)
+    return ("openai" not in sys.modules and not any(env.get(name) for name in SDK_HEADER_VARIABLES)
+            and _has_httpx2())
+
+
+_httpx2_found: bool | None = None
+
+
+def _has_httpx2() -> bool:
+    """The SDK's HTTP client is httpx2 from openai 3 on; an older SDK (httpx) takes its own path."""
+    global _httpx2_found
+    if _httpx2_found is None:
+        from importlib.util import find_spec
+
+        _httpx2_found = find_spec("httpx2") is not None
+    return _httpx2_found
 
 
 def url_for(base_url: str | None, path: str) -> str:
