@@ -30,9 +30,10 @@ from typing import Any, Mapping
 # tests/unit/test_early_request.py checks it against the SDK's own default.
 SDK_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-# Environment variables with which the SDK sends more than `Authorization: Bearer <key>` for an
-# explicit key (its client reads them in __init__): then the first request waits for the SDK.
-SDK_HEADER_VARIABLES = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS")
+# Environment variables with which the SDK may send more than `Authorization: Bearer <key>` for
+# an explicit key (its client reads them in __init__, openai/lib/_client_auth.py): then the first
+# request waits for the SDK. (The admin key is not sent on these requests today; listed to be safe.)
+SDK_HEADER_VARIABLES = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY")
 
 
 def eligible(environ: Mapping[str, str] | None = None) -> bool:
