@@ -118,7 +118,9 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
 
     # The server first (a warm one forks at once; else a cold one starts its imports): it gets
     # ready while this process imports asyncio and the wire layer (clients/terminal/turns.py).
-    env = server_env(prompt_coming=True)
+    # Interactive: the SDK is imported while the user types. `-p`: not before the request, which
+    # leaves without it (server/agent/provider/early_request.py); the import would only delay it.
+    env = server_env(prompt_coming=prompt is None)
     shake = handshake(cwd, env)
     early: object = shake if shake is not None else spawn_early(cwd, env)
     from .initialize import initialize_frame, send_early, settings_with_flags

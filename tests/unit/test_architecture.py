@@ -262,7 +262,8 @@ def test_protocol_imports_only_model() -> None:
 
 def test_only_the_provider_adapter_imports_openai() -> None:
     # The adapter, and the SDK stream class it sends with (the response caps, bounded_stream.py).
-    adapter = {SERVER / "agent" / "provider" / "openai_provider.py", SERVER / "agent" / "provider" / "bounded_stream.py"}
+    adapter = {SERVER / "agent" / "provider" / "openai_provider.py", SERVER / "agent" / "provider" / "bounded_stream.py",
+               SERVER / "agent" / "provider" / "early_request.py"}
     files = [p for p in _py("") if p not in adapter]
     offenders = _offenders(files, lambda m: _under(m, "openai"))
     assert not offenders, "openai imported outside the provider adapter:\n" + "\n".join(offenders)
