@@ -104,10 +104,13 @@ def test_a_database_damaged_while_open_is_rebuilt_at_the_next_use(home: Path, ws
     first = make(ws, "first")
     store.save(first)
     assert [s.id for s in store.list(ws)] == [first.id]
-    # Replaced behind the open connection (another process, a restore by hand): the next use opens
-    # the file now at the path, finds it bad, copies it aside, and the listing rebuilds the index.
+    # Replaced behind the open connection, journal and all (another process, a restore by hand):
+    # the next use opens the file now at the path, finds it bad, copies it aside, and the listing
+    # rebuilds the index.
     path = database(home)
-    atomic.write_atomic(path, b"\x00" * 4096)
+    atomic.write_atomic(path, b"\xff\xfe garbage {[ \x07" * 300)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink()
     second = make(ws, "second")
     store.save(second)
     assert store.load(second.id).id == second.id
