@@ -14,7 +14,7 @@ of this repository (default: main) unpacked under a temp directory, "after" is t
 - `new_session_per_turn`: bench/memory.py's short turns with `shiro.newSession` before each, RSS
   slope in KB per 100 turns (least squares over samples every 50 turns, after a warm-up of 50).
 
-Run: python bench/session_index.py [--before main] [--count 10000] [--turns 500]
+Run: python bench/session_index.py [--before main] [--count 10000] [--turns 300] [--quick]
 Writes bench/results/session_index.json.
 """
 
@@ -123,23 +123,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="main", help="git ref of the code to compare against (default main)")
     parser.add_argument("--count", type=int, default=10_000)
-    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--quick", action="store_true", help="500 sessions, 100 turns")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    if args.quick:
+        args.count, args.turns = 500, 100
     if args.child:
         print(json.dumps(child(args.count, args.turns)))
         return
+    known = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{args.before}^{{commit}}"],
+                           stdout=subprocess.PIPE, text=True)
+    if known.returncode != 0:  # a clone without that ref: the after side alone
+        print(f"no git ref {args.before!r} here: measuring this checkout only")
     tmp = Path(tempfile.mkdtemp(prefix="shiro-bench-index-code-"))
     try:
-        before_dir = tmp / "before"
-        before_dir.mkdir()
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", args.before, "server"], check=True, stdout=subprocess.PIPE)
-        subprocess.run(["tar", "-x", "-C", str(before_dir)], input=archive.stdout, check=True)
-        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", args.before], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
-        before = _side(_shim(tmp, "before", before_dir / "server"), args.count, args.turns)
-        print("before:", json.dumps(before), flush=True)
+        commit = known.stdout.strip() or None
+        before: dict[str, Any] = {}
+        if commit is not None:
+            before_dir = tmp / "before"
+            before_dir.mkdir()
+            archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "server"], check=True, stdout=subprocess.PIPE)
+            subprocess.run(["tar", "-x", "-C", str(before_dir)], input=archive.stdout, check=True)
+            before = _side(_shim(tmp, "before", before_dir / "server"), args.count, args.turns)
+            print("before:", json.dumps(before), flush=True)
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], stdout=subprocess.PIPE, text=True).stdout.strip()
         after = _side(_shim(tmp, "after", REPO / "server"), args.count, args.turns)
         print("after:", json.dumps(after), flush=True)
     finally:
