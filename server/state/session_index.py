@@ -49,10 +49,12 @@ from .atomic import (
     SESSION_MAX_BYTES,
     CorruptFile,
     DamagedFile,
+    StateError,
     copy_aside_corrupt,
     decode_or_corrupt,
     read_state_file,
     warn_corrupt_once,
+    writing,
 )
 from .paths import workspace_key
 from ..protocol import SessionSummary
@@ -101,6 +103,7 @@ CREATE TABLE IF NOT EXISTS sync (
 """
 _TABLES = {"sessions": _COLUMNS, "sync": ("one", "dir_mtime_ns")}
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_UNWRITABLE_CODES = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN
 # The JSON index of earlier versions, imported once (docs/state-files.md, "Earlier layouts").
 _OLD_FILES = ("manifest.json", "state.json", "lock")
 OLD_INDEX_MAX_BYTES = 512 * 1024 * 1024
@@ -174,6 +177,14 @@ def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
         return (code & 0xFF) in _CORRUPT_CODES
     text = str(exc).lower()
     return "not a database" in text or "malformed" in text
+
+
+def _state_error(path: Path, exc: sqlite3.Error) -> StateError:
+    """An error of the database that is not corruption, as the StateError every caller handles."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and (code & 0xFF) in _UNWRITABLE_CODES:
+        return StateError(f"nothing can be saved: {path} cannot be written ({exc})")
+    return StateError(f"{path}: {exc}")
 
 
 class IndexCorrupt(Exception):
@@ -336,8 +347,12 @@ class SessionIndex:
 
     def _open(self) -> sqlite3.Connection:
         with_old = any(os.path.exists(self.dir / name) for name in _OLD_FILES) and not self.exists()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+        with writing(self.dir):
+            self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _state_error(self.path, exc) from None
         try:
             # The busy timeout is in force from the first statement (connect's `timeout`), and the
             # one-time set-up waits for another process doing the same at the same moment.
@@ -347,7 +362,7 @@ class SessionIndex:
             conn.close()
             if _is_corruption(exc):
                 raise IndexCorrupt(str(exc)) from None
-            raise
+            raise _state_error(self.path, exc) from None
         except BaseException:
             conn.close()
             raise
@@ -486,7 +501,7 @@ class SessionIndex:
                     return work(conn)
                 except sqlite3.DatabaseError as exc:
                     if attempt or not self._bad_bytes(exc):
-                        raise
+                        raise _state_error(self.path, exc) from None
             raise AssertionError("unreachable")
 
     @contextmanager
@@ -506,7 +521,7 @@ class SessionIndex:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     if attempt or not self._bad_bytes(exc):
-                        raise
+                        raise _state_error(self.path, exc) from None
             self._ids = None
             try:
                 yield txn
@@ -518,7 +533,7 @@ class SessionIndex:
                 except sqlite3.Error:
                     pass
                 if not self._bad_bytes(exc):
-                    raise
+                    raise _state_error(self.path, exc) from None
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
