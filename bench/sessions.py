@@ -4,7 +4,7 @@ Measures, against a SessionStore on that directory:
 - the first listing, which builds the index from the 10,000 files (happens once per home);
 - `list(cwd)` cold (a new SessionStore, nothing cached in the process) and warm (same store);
 - `list(cwd)` right after another server saved in another workspace (the directory changed, so
-  the listing stats this workspace's files to confirm its index shard);
+  the listing confirms the index against the directory);
 - `latest(cwd)` plus loading that session;
 - saving a 120k-token (~480 KB) record: encode, atomic write, and the full `save` with index update.
 
@@ -226,7 +226,7 @@ def run(count: int, size: int, n_workspaces: int, keep: bool, out: Path) -> dict
         hint = warm.resume_hint(ids[len(ids) // 2])
         results["resolve_hint_prefix"] = timed(lambda: warm.resolve(hint), 10)
         results["resume_hint"] = timed(lambda: warm.resume_hint(ids[0]), 10)
-        index_bytes = sum(p.stat().st_size for p in (home / "sessions" / "index").glob("*.json"))
+        index_bytes = sum(p.stat().st_size for p in (home / "sessions" / "index").iterdir() if p.is_file())
         results["index_bytes"] = index_bytes
         other.close()
         results["environment"] = {

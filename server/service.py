@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import msgspec
@@ -41,6 +42,7 @@ from .features.short_term_memory import ShortTermMemoryFeature
 from .features.todos import TodoFeature
 from .mcp.manager import McpManager, status_of
 from .protocol import AbortResult, ChatArgs, McpResult, NewSessionResult, SessionArgs, StatusPayload
+from .session_registry import SessionRegistry
 from .state.paths import shiro_home
 from .workspaces import Workspace, Workspaces
 
@@ -65,20 +67,28 @@ class ShiroService:
         self.bridge = bridge
         self.settings = Settings()
         self.workspaces = Workspaces()
-        self.sessions: dict[str, AgentSession] = {}
+        # The open sessions, owned by the registry; `sessions` and `pinned` are its views for the
+        # front ends (pinned: the sessions a front end holds by id, never released from memory).
+        self.registry = SessionRegistry(self.workspaces)
+        self.sessions: Mapping[str, AgentSession] = self.registry.view
+        self.pinned = self.registry.pinned
         self.approval_modes: dict[str, Approvals] = {}
-        # Sessions a front end holds by id (ACP editors keep several): never released from memory.
-        self.pinned: set[str] = set()
         self._providers: dict[ProviderKey, OpenAIProvider] = {}
-        # The features, each wired once.
-        self.persistence = SessionsFeature(self)
+        # The features, each wired once with what it needs (never the service itself).
+        current_settings = lambda: self.settings  # noqa: E731  (read at each use: settings change)
+        self.persistence = SessionsFeature(
+            self.registry, current_settings,
+            run_saved=lambda workspace, state: self.make_session(workspace, state=state),
+            opened=self.opened, resume_lines=lambda hint: self.resume_lines(hint))
+        self.registry.on_close(self.forget)
         self.history = HistoryFeature()
         self.todos = TodoFeature()
-        self.memory = MemoryFeature(self)
+        self.memory = MemoryFeature(current_settings, self.registry, self._side_model)
         self.instructions = InstructionsFeature()
-        self.compaction = CompactionFeature(self)
-        self.short_term_memory = ShortTermMemoryFeature(self)
-        self.checkpoints = CheckpointFeature(self)
+        self.short_term_memory = ShortTermMemoryFeature(current_settings, self.registry)
+        self.compaction = CompactionFeature(
+            current_settings, self.session_for, self.provider_for, self.short_term_memory, self.persistence)
+        self.checkpoints = CheckpointFeature(self.todos.announce)
         self.mcp = McpManager(shiro_home, bridge.ask)
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
@@ -113,6 +123,11 @@ class ShiroService:
         provider.config.max_event_bytes = settings.maxEventBytes
         provider.config.max_response_bytes = settings.maxResponseBytes
         return provider
+
+    def _side_model(self, workspace: Workspace) -> tuple[AgentSession, OpenAIProvider]:
+        """For a side request of a workspace (memory compaction): its current session and provider."""
+        session = self.session_for(None, workspace.uri)
+        return session, self.provider_for(session, self.settings)
 
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
@@ -195,7 +210,7 @@ class ShiroService:
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
         session = AgentSession(state, deps)
-        self.sessions[session.id] = session
+        self.registry.add(session)
         return session
 
     def new_session(self, workspace: Workspace, private: bool = False) -> AgentSession:
@@ -205,15 +220,12 @@ class ShiroService:
         return session
 
     def forget(self, session_id: str) -> None:
-        """A session left memory (`SessionsFeature.release_idle`): drop what was kept for it."""
+        """A session left memory (`SessionRegistry.close`): drop what was kept for it."""
         self.short_term_memory.forget(session_id)
         self._sandbox_told.discard(session_id)
 
     def workspace_of(self, session: AgentSession) -> Workspace:
-        for ws in self.workspaces.all():
-            if ws.root == session.root:
-                return ws
-        return self.workspaces.pick(None)
+        return self.registry.workspace_of(session)
 
     def session_for(self, session_id: str | None, workspace_uri: str | None) -> AgentSession:
         """A given `sessionId` implies its workspace; otherwise the workspace's current session."""
@@ -221,7 +233,7 @@ class ShiroService:
             session = self.sessions.get(session_id)
             if session is None:
                 raise Refused(f"no open session {session_id!r} on this server; resume it first")
-            self.pinned.add(session_id)  # a client that names it holds it: never released from memory
+            self.registry.pin(session_id)  # a client that names it holds it: never released from memory
             return session
         workspace = self.workspaces.pick(workspace_uri)
         return workspace.current or self.new_session(workspace)

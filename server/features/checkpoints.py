@@ -16,7 +16,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 import uuid_utils
@@ -42,7 +42,7 @@ from ..state.paths import shiro_home, workspace_key
 from ..state.session_record import now_iso
 
 if TYPE_CHECKING:
-    from ..service import ShiroService
+    from ..agent.session import AgentSession
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +92,8 @@ class _Plan:
 
 
 class CheckpointFeature:
-    def __init__(self, service: "ShiroService") -> None:
-        self.service = service
+    def __init__(self, announce_todos: "Callable[[AgentSession], None]") -> None:
+        self.announce_todos = announce_todos  # a rewind changed the task list: clients show it
         self._stores: dict[Path, CheckpointStore] = {}
         # One recording at a time per session's turn: before_tools and a rewind never interleave.
         self._recording: dict[str, asyncio.Task[None]] = {}
@@ -230,7 +230,7 @@ class CheckpointFeature:
         result = RewindResult(sessionId=session.id, restored=restored, conflicts=plan.conflicts, prompt=prompt, undo=undo)
         if cut:
             result.messages, result.todos = list(session.messages), list(session.todos)
-            self.service.todos.announce(session)
+            self.announce_todos(session)
             emit_status(session)
         return result
 

@@ -9,7 +9,7 @@ is refused while a turn runs or is queued, and a model error leaves the transcri
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 
@@ -24,7 +24,11 @@ from ..protocol import CompactArgs, CompactResult
 from ..state.session_record import now_iso
 
 if TYPE_CHECKING:
-    from ..service import ShiroService
+    from ..agent.provider.openai_provider import OpenAIProvider
+    from ..agent.session import AgentSession
+    from ..config import Settings
+    from .sessions import SessionsFeature
+    from .short_term_memory import ShortTermMemoryFeature
 
 
 #: Messages of earlier /compacts a record keeps for display at most (the oldest spans go first).
@@ -50,20 +54,31 @@ def kept_for_display(spans: list[CompactedSpan] | msgspec.UnsetType, new: Compac
 
 
 class CompactionFeature:
-    def __init__(self, service: "ShiroService") -> None:
-        self.service = service
+    def __init__(
+        self,
+        settings: "Callable[[], Settings]",
+        session_for: "Callable[[str | None, str | None], AgentSession]",
+        provider_for: "Callable[[AgentSession, Settings], OpenAIProvider]",
+        short_term_memory: "ShortTermMemoryFeature",
+        persistence: "SessionsFeature",
+    ) -> None:
+        self.settings = settings
+        self.session_for = session_for
+        self.provider_for = provider_for
+        self.short_term_memory = short_term_memory
+        self.persistence = persistence
 
     async def compact(self, args: CompactArgs) -> CompactResult:
-        service = self.service
-        session = service.session_for(args.sessionId, args.workspace)
+        session = self.session_for(args.sessionId, args.workspace)
         if session.turns.running or session.turns.queued:
             raise Refused("a turn is running; wait for it to end (or abort it) before /compact")
         if not session.messages:
             raise Refused("the session has no messages to compact")
-        provider = service.provider_for(session, service.settings)
+        settings = self.settings()
+        provider = self.provider_for(session, settings)
         before = len(session.messages)
         try:
-            model = service.settings.effective_model
+            model = settings.effective_model
             summary, messages = await compact_transcript(provider, model, session.messages, args.focus, side_counter(session, model))
         except ProviderError as err:
             raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
@@ -72,7 +87,7 @@ class CompactionFeature:
         session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=now_iso(), messages=session.messages))
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
-        await service.short_term_memory.transcript_replaced(session)
-        await service.persistence.save(session)
+        await self.short_term_memory.transcript_replaced(session)
+        await self.persistence.save(session)
         emit_status(session)
         return CompactResult(summary=summary, messagesBefore=before, messagesAfter=len(messages))

@@ -3,34 +3,41 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import Callable, TypeVar
 
 from ..agent.provider.base import ProviderError
+from ..agent.provider.openai_provider import OpenAIProvider
 from ..agent.session import AgentSession
 from ..agent.side_request import ask_model
 from ..agent.usage import side_counter
 from ..agent.tools.base import Tool
 from ..agent.tools.memory_tools import memory_tools
+from ..config import Settings
 from ..errors import Refused
 from ..protocol import MemoryCompactionResult
+from ..session_registry import SessionRegistry
 from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory
 from ..state.atomic import StateError
 from ..state.paths import memory_file, shiro_home
 from ..workspaces import Workspace
 
-if TYPE_CHECKING:
-    from ..service import ShiroService
-
 T = TypeVar("T")
 
 
 class MemoryFeature:
-    def __init__(self, service: "ShiroService") -> None:
-        self.service = service
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        registry: SessionRegistry,
+        side_model: Callable[[Workspace], tuple[AgentSession, OpenAIProvider]],
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.side_model = side_model  # the session a side request counts against, and its provider
 
     @property
     def enabled(self) -> bool:
-        return self.service.settings.memory.enabled
+        return self.settings().memory.enabled
 
     def store(self, workspace: Workspace) -> ProjectMemory:
         if not self.enabled:
@@ -40,7 +47,7 @@ class MemoryFeature:
     def tools(self, session: AgentSession) -> list[Tool]:
         if not self.enabled:
             return []  # --no-memory: the model is not offered what it cannot use
-        workspace = self.service.workspace_of(session)
+        workspace = self.registry.workspace_of(session)
         return memory_tools(lambda: self.store(workspace), session.id)
 
     def block(self, session: AgentSession) -> str:
@@ -49,7 +56,7 @@ class MemoryFeature:
             return ""
         if session.memory_block is None:
             try:
-                session.memory_block = self.store(self.service.workspace_of(session)).render_block()
+                session.memory_block = self.store(self.registry.workspace_of(session)).render_block()
             except (MemoryRefused, StateError):  # unreadable: the chat goes on without it
                 session.memory_block = ""
         return session.memory_block
@@ -67,9 +74,8 @@ class MemoryFeature:
             store = self.store(workspace)
         except MemoryRefused as err:
             raise Refused(str(err)) from None
-        settings = self.service.settings
-        session = self.service.session_for(None, workspace.uri)
-        provider = self.service.provider_for(session, settings)
+        settings = self.settings()
+        session, provider = self.side_model(workspace)
 
         async def ask(instructions: str, text: str) -> str:
             return await ask_model(provider, settings.effective_model, instructions, text, side_counter(session, settings.effective_model))

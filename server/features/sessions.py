@@ -16,20 +16,20 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..agent.session import AgentSession
+from ..config import Settings
 from ..errors import InvalidArguments, Refused
 from ..model.transcript import pending_calls
 from ..protocol import NEVER_WRITTEN, NoticeEvent, ResumeResult, SaveResult, SessionsResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
 from ..state.session_record import SessionRecord, make_title, now_iso, record_of
+from ..model.session_state import SessionState
+from ..session_registry import SessionRegistry
 from ..state.session_store import SessionBusy, SessionStore
 from ..workspaces import Workspace
-
-if TYPE_CHECKING:
-    from ..service import ShiroService
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +56,23 @@ def to_record(session: AgentSession, model: str) -> SessionRecord:
 
 
 class SessionsFeature:
-    def __init__(self, service: "ShiroService") -> None:
-        self.service = service
+    """Given what it needs, not the service: the registry of open sessions (it closes the ones it
+    releases from memory), the settings, how to run a saved state as a live session, what to do
+    when one becomes current, and how the shutdown line says to resume."""
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        settings: Callable[[], Settings],
+        run_saved: Callable[[Workspace, SessionState], AgentSession],
+        opened: Callable[[AgentSession], None],
+        resume_lines: Callable[[str], list[str]],
+    ) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.run_saved = run_saved
+        self.on_opened = opened
+        self.resume_lines = resume_lines
         self.store = SessionStore(shiro_home())
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shiro-save")
         self._states: dict[str, _SaveState] = {}
@@ -122,7 +137,7 @@ class SessionsFeature:
         async with state.lock:
             state.waiter = None  # the snapshot is taken now: a change from here on queues again
             state.dirty = False
-            record = to_record(session, self.service.settings.effective_model)
+            record = to_record(session, self.settings().effective_model)
             loop = asyncio.get_running_loop()
             try:
                 path = await loop.run_in_executor(self._writer, self._save_owned, record)
@@ -143,20 +158,19 @@ class SessionsFeature:
         long-lived front end) would otherwise keep every old one, transcript and all, for ever.
         A later resume loads it from disk as usual (and may get the lease again). Sessions a
         front end holds by id (ACP editors, and LSP clients that name a session in a command:
-        `service.pinned`) stay, as do empty ones (never saved, nothing to free)."""
-        service = self.service
-        current = {w.current.id for w in service.workspaces.all() if w.current is not None}
-        for session in list(service.sessions.values()):
-            if session.id in current or session.id in service.pinned or not session.turns.idle:
+        `SessionRegistry.pinned`) stay, as do empty ones (never saved, nothing to free)."""
+        registry = self.registry
+        current = registry.current_ids()
+        for session in registry.all():
+            if session.id in current or session.id in registry.pinned or not session.turns.idle:
                 continue
             state = self._states.get(session.id)
             if state is not None and (state.dirty or state.timer is not None or state.lock.locked()):
                 continue  # not on disk yet: its save calls this again
             if not session.messages or state is None:
                 continue  # never saved (an empty one costs nothing, and a client may still name it)
-            del service.sessions[session.id]
             self._states.pop(session.id, None)
-            service.forget(session.id)
+            registry.close(session.id)
             self._writer.submit(self._release_lease, session.id)  # after any write still queued
 
     def _release_lease(self, session_id: str) -> None:
@@ -205,7 +219,7 @@ class SessionsFeature:
                     raise Refused(f"no saved session in {workspace.root} yet")
             else:
                 session_id = await asyncio.to_thread(self.store.resolve, prefix or "", workspace.root)
-            open_here = self.service.sessions.get(session_id)
+            open_here = self.registry.get(session_id)
             if open_here is not None and not fork:
                 return self._opened(self._own_workspace(open_here.root) or workspace, open_here, forked_from=None)
             record = await asyncio.to_thread(self.store.load, session_id)
@@ -245,14 +259,14 @@ class SessionsFeature:
             root = cwd.resolve()
         except OSError:
             return None
-        return next((w for w in self.service.workspaces.all() if w.root == root), None)
+        return self.registry.workspace_at(root)
 
     def _from_record(self, workspace: Workspace, record: SessionRecord) -> AgentSession:
-        return self.service.make_session(workspace, state=record)  # a record is the state it saved
+        return self.run_saved(workspace, record)  # a record is the state it saved
 
     def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
         workspace.current = session
-        self.service.opened(session)
+        self.on_opened(session)
         self.release_idle()  # the session this one replaces, if it is saved
         if pending_calls(session.messages) and not session.turns.running:
             # A suspended approval: ask again now; the answer runs the call and the turn goes on.
@@ -275,17 +289,17 @@ class SessionsFeature:
         count = len(session.messages)
         return (
             f'Saved {count} message{"s" if count != 1 else ""}: "{make_title(session.title)}"\n\n'
-            "Resume it with:\n" + "\n".join(f"  {line}" for line in self.service.resume_lines(hint))
+            "Resume it with:\n" + "\n".join(f"  {line}" for line in self.resume_lines(hint))
         )
 
     def _flush_all(self) -> list[str]:
         """Save every session with unsaved changes and each workspace's current one; the lines to log.
 
         Runs in any thread: every write goes through the one writer thread, after what is queued."""
-        model = self.service.settings.effective_model
-        current = {id(w.current) for w in self.service.workspaces.all() if w.current is not None}
+        model = self.settings().effective_model
+        current = {id(w.current) for w in self.registry.workspaces.all() if w.current is not None}
         failed: dict[str, str] = {}
-        for session in list(self.service.sessions.values()):
+        for session in self.registry.all():
             state = self._states.get(session.id)
             if session.messages and (id(session) in current or (state is not None and state.dirty)):
                 try:
@@ -293,7 +307,7 @@ class SessionsFeature:
                 except StateError as exc:
                     failed[session.id] = str(exc)
         lines = []
-        for workspace in self.service.workspaces.all():
+        for workspace in self.registry.workspaces.all():
             shown = workspace.current
             if shown is not None and shown.id in failed:
                 lines.append(f"session {shown.id} could not be saved: {failed[shown.id]}")

@@ -12,7 +12,7 @@ import logging
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..agent.short_term_memory import Plan, TurnFacts, block_bound, memory_text, plan_turn, recent_texts
 from ..agent.tools.base import Tool
@@ -33,7 +33,7 @@ from ..state.session_record import make_title
 if TYPE_CHECKING:
     from ..agent.session import AgentSession
     from ..config import Settings
-    from ..service import ShiroService
+    from ..session_registry import SessionRegistry
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +43,9 @@ def iso(epoch: float) -> str:
 
 
 class ShortTermMemoryFeature:
-    def __init__(self, service: "ShiroService") -> None:
-        self.service = service
+    def __init__(self, settings: "Callable[[], Settings]", registry: "SessionRegistry") -> None:
+        self.settings = settings
+        self.registry = registry
         self.store = ShortTermMemoryStore(shiro_home())
         self._plans: dict[str, tuple[str, Plan]] = {}  # session id -> (turn id, that turn's plan)
         self._refreshed: dict[str, str] = {}  # session id -> turn id in which the tool was called
@@ -52,13 +53,13 @@ class ShortTermMemoryFeature:
 
     # -- the tool -----------------------------------------------------------------------------
     def tools(self, session: "AgentSession") -> list[Tool]:
-        if not self.service.settings.shortTermMemory.enabled:
+        if not self.settings().shortTermMemory.enabled:
             return []  # disabled: no write tool (existing memories still render)
         loop = asyncio.get_running_loop()
         return [short_term_memory_tool(lambda summary, categories: self._write(session, summary, categories, loop))]
 
     def _identity(self, session: "AgentSession") -> tuple[str, str, str]:
-        workspace = self.service.workspace_of(session)
+        workspace = self.registry.workspace_of(session)
         return workspace.key, str(workspace.root), make_title(session.title) if session.title else ""
 
     def _write(
@@ -93,7 +94,7 @@ class ShortTermMemoryFeature:
     # -- a turn -------------------------------------------------------------------------------
     def _retrieve(self, session: "AgentSession", settings: "Settings") -> tuple[StmRecord | None, list[StmRecord]]:
         stm = settings.shortTermMemory
-        key = self.service.workspace_of(session).key
+        key = self.registry.workspace_of(session).key
         return self.store.get(session.id), self.store.others(key, session.id, stm.crossWorkspace, stm.privacyBypass)
 
     async def plan(self, session: "AgentSession", turn_id: str, prompt: str | None, settings: "Settings", offers_tools: bool) -> Plan:
@@ -108,7 +109,7 @@ class ShortTermMemoryFeature:
                     facts = TurnFacts(
                         prompt=prompt, now=time.time(), turns_since_refresh=session.turns_since_refresh,
                         offers_tools=offers_tools, provider_supports_tools=settings.supportsTools,
-                        workspace=str(self.service.workspace_of(session).root), message_count=len(session.messages),
+                        workspace=str(self.registry.workspace_of(session).root), message_count=len(session.messages),
                         block_chars=block_bound(settings.compactThreshold),
                     )
                     made = plan_turn(settings.shortTermMemory, own, others, facts)
@@ -153,7 +154,7 @@ class ShortTermMemoryFeature:
     # -- commands -----------------------------------------------------------------------------
     async def show(self, session: "AgentSession") -> StmResult:
         try:
-            own, others = await asyncio.to_thread(self._retrieve, session, self.service.settings)
+            own, others = await asyncio.to_thread(self._retrieve, session, self.settings())
         except StateError as exc:
             raise Refused(str(exc)) from None
         current = None

@@ -1,25 +1,32 @@
 """The session index: what makes listing 10,000 sessions cost milliseconds instead of a 1 GB scan.
 
-Layout (all under `sessions/index/`, a subdirectory, so that rewriting the index never changes the
-modification time of `sessions/` itself, which is the cheap "something changed" signal):
+One SQLite database, `sessions/index/sessions.sqlite3` (WAL; -wal/-shm beside it), kept by the
+rules of every SQLite store of ours (state/sqlite_wait.py): the busy timeout from connect, the
+schema in one `BEGIN IMMEDIATE`, every write `IMMEDIATE` and retried while busy. SQLite rather than
+our own JSON files because a save is then one small transaction (one row) instead of a rewrite of
+the workspace's whole listing, and because its write lock is the cross-process lock every change
+in `sessions/` needs (two editor windows on one workspace are two servers on these files).
 
-- `manifest.json`  `{"version", "sessions": {id: workspace key}, "corrupt": {id: {size, mtimeNs, reason}}}`
-  every file the index knows, so a file added or deleted behind our back shows up as a set
-  difference against one `os.listdir` (no stat, no read).
-- `<key>.json`     `{"version", "entries": {id: {title, createdAt, updatedAt, updatedTs, messageCount,
-  cwd, size, mtimeNs}}}` one workspace's sessions: a listing reads one of these.
-- `state.json`     `{"version", "dirMtimeNs"}` the mtime of `sessions/` at which the whole index
-  was known to match the files. Every change this code makes in `sessions/` (a save, a lease taken
-  or given back, a corrupt copy) happens under the lock and carries the state forward when it was
-  in step before; any other change (a file edited, added or removed by hand, a writer killed
-  between its rename and its index update) leaves the directory mtime ahead of the state.
-- `lock`           the file lock every index update holds (re-read, merge, write).
+It lives in a subdirectory so that writing it never changes the modification time of `sessions/`
+itself, which is the cheap "something changed" signal:
 
-A listing trusts the index when the state matches the directory's mtime and the manifest matches
-the directory's names. Otherwise it verifies everything under the lock: one stat per file, and
-only files whose size or mtime differ from their entry (or that are new) are read and parsed.
-A missing or corrupt manifest is rebuilt the same way from whatever shards survive, so losing the
-manifest costs stats, not a 1 GB read; losing everything costs one read of every file.
+- table `sessions`: one row per `<uuid>.json` the index knows: the listing entry of a good file
+  (workspace key, title, times, message count, cwd) or, for a corrupt one, why (`corrupt`); with
+  the size and mtime of the file the row was made from.
+- table `sync`: the mtime of `sessions/` at which the whole index was known to match the files.
+  Every change this code makes in `sessions/` (a save, a lease taken or given back, a corrupt copy)
+  happens inside one write transaction and carries the state forward when it was in step before;
+  any other change (a file edited, added or removed by hand, a writer killed between its rename
+  and its index update) leaves the directory mtime ahead of the state.
+
+A listing trusts the index when the state matches the directory's mtime and the rows match the
+directory's names. Otherwise it verifies everything in one write transaction: one stat per file,
+and only files whose size or mtime differ from their row (or that are new) are read and parsed.
+
+The session files are the truth: a database that is not one, fails SQLite's check or has tables of
+another shape is copied aside (`<name>.corrupt-<UTC digits>`, with a logged notice) and rebuilt from
+them. The JSON index of earlier versions (`manifest.json`, `<key>.json` shards, `state.json`,
+`lock`) is imported once (its rows are re-checked by stat, not re-read) and then removed.
 """
 
 from __future__ import annotations
@@ -27,7 +34,9 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,7 +45,17 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from .atomic import SESSION_MAX_BYTES, CorruptFile, decode_or_corrupt, file_lock, read_state_file, write_atomic
+from .atomic import (
+    SESSION_MAX_BYTES,
+    CorruptFile,
+    DamagedFile,
+    StateError,
+    copy_aside_corrupt,
+    decode_or_corrupt,
+    read_state_file,
+    warn_corrupt_once,
+    writing,
+)
 from .paths import workspace_key
 from ..protocol import SessionSummary
 from .session_record import (
@@ -47,15 +66,47 @@ from .session_record import (
     record_decoder,
     record_problem,
 )
-
-# The index files hold one line per session: far below this even for 100k sessions.
-INDEX_MAX_BYTES = 512 * 1024 * 1024
+from .sqlite_wait import retry_busy
 
 log = logging.getLogger("shiro_neko.state")
 
-INDEX_VERSION = 1
+FILE_NAME = "sessions.sqlite3"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 30.0
 Stamp = tuple[int, int]  # (size, mtime_ns): what tells a file changed without reading it
 T = TypeVar("T")
+
+_COLUMNS = (
+    "id", "workspace_key", "title", "created_at", "updated_at", "updated_ts",
+    "message_count", "cwd", "size", "mtime_ns", "corrupt",
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id            TEXT PRIMARY KEY,          -- the file is sessions/<id>.json
+    workspace_key TEXT,                      -- NULL for a corrupt file
+    title         TEXT NOT NULL DEFAULT '',
+    created_at    TEXT NOT NULL DEFAULT '',
+    updated_at    TEXT NOT NULL DEFAULT '',
+    updated_ts    REAL NOT NULL DEFAULT 0,   -- updated_at parsed once, for sorting
+    message_count INTEGER NOT NULL DEFAULT 0,
+    cwd           TEXT NOT NULL DEFAULT '',
+    size          INTEGER NOT NULL,          -- stat of the file the row was made from
+    mtime_ns      INTEGER NOT NULL,
+    corrupt       TEXT                       -- why the file is corrupt, NULL for a good one
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_by_workspace ON sessions (workspace_key, updated_ts DESC, id DESC);
+CREATE INDEX IF NOT EXISTS sessions_corrupt ON sessions (id) WHERE corrupt IS NOT NULL;
+CREATE TABLE IF NOT EXISTS sync (
+    one           INTEGER PRIMARY KEY CHECK (one = 0),
+    dir_mtime_ns  INTEGER NOT NULL
+);
+"""
+_TABLES = {"sessions": _COLUMNS, "sync": ("one", "dir_mtime_ns")}
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_UNWRITABLE_CODES = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN
+# The JSON index of earlier versions, imported once (docs/state-files.md, "Earlier layouts").
+_OLD_FILES = ("manifest.json", "state.json", "lock")
+OLD_INDEX_MAX_BYTES = 512 * 1024 * 1024
 
 
 class IndexEntry(msgspec.Struct, rename="camel", kw_only=True):
@@ -99,26 +150,16 @@ class CorruptNote(msgspec.Struct, rename="camel", kw_only=True):
     reason: str
 
 
-class Manifest(msgspec.Struct, kw_only=True):
-    version: int = INDEX_VERSION
+# The earlier JSON layout, read only to import it.
+class _OldManifest(msgspec.Struct, kw_only=True):
+    version: int = 1
     sessions: dict[str, str] = msgspec.field(default_factory=dict)
     corrupt: dict[str, CorruptNote] = msgspec.field(default_factory=dict)
 
 
-class Shard(msgspec.Struct, rename="camel", kw_only=True):
-    version: int = INDEX_VERSION
+class _OldShard(msgspec.Struct, rename="camel", kw_only=True):
+    version: int = 1
     entries: dict[str, IndexEntry] = msgspec.field(default_factory=dict)
-
-
-class SyncState(msgspec.Struct, rename="camel", kw_only=True):
-    version: int = INDEX_VERSION
-    dir_mtime_ns: int = -1
-
-
-_manifest_decoder = msgspec.json.Decoder(Manifest)
-_shard_decoder = msgspec.json.Decoder(Shard)
-_state_decoder = msgspec.json.Decoder(SyncState)
-_encoder = msgspec.json.Encoder()
 
 
 def record_check(session_id: str) -> Callable[[SessionRecord], str | None]:
@@ -130,95 +171,108 @@ def _key(cwd: str) -> str:
     return workspace_key(cwd)
 
 
-class IndexTxn:
-    """One read-merge-write of the index, made while holding its lock."""
+def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _CORRUPT_CODES
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text
 
-    def __init__(self, index: SessionIndex, manifest: Manifest) -> None:
-        self.index = index
-        self.manifest = manifest
-        self.shards: dict[str, Shard] = {}
-        self.dirty: set[str] = set()
-        self.manifest_dirty = False
+
+def _state_error(path: Path, exc: sqlite3.Error) -> StateError:
+    """An error of the database that is not corruption, as the StateError every caller handles."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and (code & 0xFF) in _UNWRITABLE_CODES:
+        return StateError(f"nothing can be saved: {path} cannot be written ({exc})")
+    return StateError(f"{path}: {exc}")
+
+
+class IndexCorrupt(Exception):
+    """The database's bytes are bad (found while opening it or mid-way); it is rebuilt."""
+
+
+def _row_entry(row: tuple[Any, ...]) -> IndexEntry:
+    # (title, created_at, updated_at, updated_ts, message_count, cwd, size, mtime_ns)
+    return IndexEntry(
+        title=row[0], created_at=row[1], updated_at=row[2], updated_ts=float(row[3]),
+        message_count=int(row[4]), cwd=row[5], size=int(row[6]), mtime_ns=int(row[7]),
+    )
+
+
+_ENTRY_COLUMNS = "title, created_at, updated_at, updated_ts, message_count, cwd, size, mtime_ns"
+
+
+class IndexTxn:
+    """One write transaction of the index (SQLite's write lock held: no other process changes it)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
         self.verified = False  # this transaction already checked every file
 
-    def shard(self, key: str) -> Shard:
-        if key not in self.shards:
-            loaded = self.index.read_shard(key)  # None when missing or corrupt: refilled by verify
-            self.shards[key] = loaded if loaded is not None else Shard()
-        return self.shards[key]
+    def state(self) -> int | None:
+        row = self.conn.execute("SELECT dir_mtime_ns FROM sync WHERE one = 0").fetchone()
+        return int(row[0]) if row else None
 
-    def _forget(self, session_id: str) -> None:
-        old = self.manifest.sessions.pop(session_id, None)
-        if old is not None:
-            self.manifest_dirty = True
-            if self.shard(old).entries.pop(session_id, None) is not None:
-                self.dirty.add(old)
-        if self.manifest.corrupt.pop(session_id, None) is not None:
-            self.manifest_dirty = True
+    def set_state(self, dir_mtime: int) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO sync (one, dir_mtime_ns) VALUES (0, ?)", (dir_mtime,))
+
+    def forget_state(self) -> None:
+        self.conn.execute("DELETE FROM sync")
+
+    def entry(self, session_id: str) -> IndexEntry | None:
+        row = self.conn.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM sessions WHERE id = ? AND corrupt IS NULL", (session_id,)
+        ).fetchone()
+        return _row_entry(row) if row else None
 
     def put(self, session_id: str, key: str, entry: IndexEntry) -> None:
-        if self.manifest.sessions.get(session_id) != key or session_id in self.manifest.corrupt:
-            self._forget(session_id)
-            self.manifest.sessions[session_id] = key
-            self.manifest_dirty = True
-        self.shard(key).entries[session_id] = entry
-        self.dirty.add(key)
+        self.conn.execute(
+            f"INSERT OR REPLACE INTO sessions ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+            (session_id, key, entry.title, entry.created_at, entry.updated_at, entry.updated_ts,
+             entry.message_count, entry.cwd, entry.size, entry.mtime_ns, None),
+        )
 
     def mark_corrupt(self, session_id: str, note: CorruptNote) -> None:
-        self._forget(session_id)
-        self.manifest.corrupt[session_id] = note
-        self.manifest_dirty = True
+        self.conn.execute(
+            "INSERT OR REPLACE INTO sessions (id, workspace_key, size, mtime_ns, corrupt) VALUES (?, NULL, ?, ?, ?)",
+            (session_id, note.size, note.mtime_ns, note.reason),
+        )
 
     def drop(self, session_id: str) -> None:
-        self._forget(session_id)
+        self.conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
-    def commit(self) -> None:
-        # Shards before the manifest: a crash in between leaves ids the manifest does not know,
-        # which the next listing finds as unknown names and indexes again; never the reverse.
-        for key in sorted(self.dirty):
-            shard = self.shards[key]
-            if shard.entries:
-                self.index.write(self.index.shard_path(key), shard)
-            else:
-                self.index.remove(self.index.shard_path(key))
-        if self.manifest_dirty:
-            self.index.write(self.index.manifest_path, self.manifest)
-        self.dirty.clear()
-        self.manifest_dirty = False
+    def known(self) -> dict[str, Stamp]:
+        return {sid: (int(size), int(mtime)) for sid, size, mtime in self.conn.execute("SELECT id, size, mtime_ns FROM sessions")}
 
 
 # Session directories this process has verified. A file damaged in place (truncated, zeroed)
-# leaves the directory's mtime alone, so a process does not trust state.json until it has checked
-# every file once (one stat per file): a server finds the damage, copies the file aside and says
-# so when it starts, not only on resume. The first listing does not wait for all of it
+# leaves the directory's mtime alone, so a process does not trust the sync state until it has
+# checked every file once (one stat per file): a server finds the damage, copies the file aside
+# and says so when it starts, not only on resume. The first listing does not wait for all of it
 # (10,000 stats): it checks the rows it shows (`trusted` + `unchanged`) and the store verifies
 # the rest right after answering (`SessionStore.verify_soon`).
 _VERIFIED: set[Path] = set()
 
 
 class SessionIndex:
-    def __init__(self, sessions: Path) -> None:
+    """Thread-safe (one lock around one connection). Callers (state/session_store.py) hold their
+    own mutex around each use, so the lock here is only for the connection's life."""
+
+    def __init__(self, sessions: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
         self.sessions = sessions
         self._prefix = os.fspath(sessions) + os.sep  # str joins: pathlib costs ~5 µs per file
         self.dir = sessions / "index"
-        self.manifest_path = self.dir / "manifest.json"
-        self.state_path = self.dir / "state.json"
-        self.lock_path = self.dir / "lock"
-        # path -> ((inode, size, mtime_ns), decoded). Writers always replace files (new inode),
-        # so an unchanged triple means an unchanged file and the decode can be skipped.
-        self._cache: dict[Path, tuple[tuple[int, int, int], Any]] = {}
+        self.path = self.dir / FILE_NAME
+        self.busy_timeout_s = busy_timeout_s
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._inode: int | None = None
+        # Ids known to the index, kept until `PRAGMA data_version` says another connection
+        # committed (or we wrote): the listing's name check costs one pragma when nothing changed.
+        self._ids: frozenset[str] | None = None
+        self._data_version: int | None = None
 
     # -- files ----------------------------------------------------------------------------
-    def shard_path(self, key: str) -> Path:
-        return self.dir / f"{key}.json"
-
-    def shard_files(self) -> list[Path]:
-        try:
-            names = os.listdir(self.dir)
-        except FileNotFoundError:
-            return []
-        return [self.dir / n for n in names if n.endswith(".json") and n not in ("manifest.json", "state.json")]
-
     def names(self) -> set[str]:
         """Ids of every `<uuid>.json` in the directory: the ground truth, one getdents, no stats."""
         return self._scan()[0]
@@ -250,60 +304,6 @@ class SessionIndex:
     def key_for(cwd: str | os.PathLike[str]) -> str:
         return _key(os.fspath(cwd))
 
-    def _read(self, path: Path, decoder: msgspec.json.Decoder[T]) -> T | None:
-        """Cached decode; None when missing, of another version, or corrupt (copied aside)."""
-        try:
-            st = os.stat(path)  # of the entry itself when it is a regular file; the read checks again
-            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
-            cached = self._cache.get(path)
-            if cached is not None and cached[0] == sig and stat.S_ISREG(os.lstat(path).st_mode):
-                return cached[1]
-            read = read_state_file(path, INDEX_MAX_BYTES)
-        except FileNotFoundError:
-            read = None
-        except CorruptFile:  # not a regular file (moved aside): rebuilt from the session files
-            read = None
-        if read is None:
-            self._cache.pop(path, None)
-            return None
-        data, st = read
-        sig = (st.st_ino, st.st_size, st.st_mtime_ns)
-        try:
-            value = decode_or_corrupt(path, data, decoder)
-        except CorruptFile:
-            return None  # rebuilt from the session files by the caller
-        if getattr(value, "version", None) != INDEX_VERSION:
-            return None
-        self._cache[path] = (sig, value)
-        return value
-
-    def read_manifest(self) -> Manifest | None:
-        return self._read(self.manifest_path, _manifest_decoder)
-
-    def read_shard(self, key: str) -> Shard | None:
-        return self._read(self.shard_path(key), _shard_decoder)
-
-    def in_sync(self, dir_mtime: int | None = None) -> bool:
-        """Whether every change in `sessions/` since the index was verified was one of ours."""
-        state = self._read(self.state_path, _state_decoder)
-        current = self.dir_mtime_ns() if dir_mtime is None else dir_mtime
-        return state is not None and state.dir_mtime_ns == current
-
-    def write_state(self, dir_mtime: int) -> None:
-        self.write(self.state_path, SyncState(dir_mtime_ns=dir_mtime))
-
-    def write(self, path: Path, value: Manifest | Shard | SyncState) -> None:
-        write_atomic(path, _encoder.encode(value))
-        st = os.stat(path)
-        self._cache[path] = ((st.st_ino, st.st_size, st.st_mtime_ns), value)
-
-    def remove(self, path: Path) -> None:
-        self._cache.pop(path, None)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
     def remove_stale_temps(self, names: list[str], older_than: float = 600.0) -> bool:
         """Delete temp files a killed writer left behind (a live writer's is seconds old)."""
         cutoff = time.time() - older_than
@@ -317,27 +317,238 @@ class SessionIndex:
                 pass
         return removed
 
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        with file_lock(self.lock_path):
+    # -- the connection ------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return os.path.lexists(self.path)
+
+    def _connect(self) -> sqlite3.Connection:
+        """The open connection, reopened when the file at the path is another one (moved aside and
+        rebuilt by another process) or gone; a bad database is copied aside and started afresh."""
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            st = None
+        if self._conn is not None and st is not None and st.st_ino == self._inode:
+            return self._conn
+        self._close()
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            try:  # a link, FIFO or directory where the database belongs: moved aside, never opened
+                read_state_file(self.path, 1)
+            except DamagedFile:
+                pass
+        for attempt in range(2):
             try:
-                yield
+                return self._open()
+            except IndexCorrupt as exc:
+                if attempt:
+                    raise CorruptFile(self.path, str(exc), None) from None
+                self._set_aside(str(exc))
+        raise AssertionError("unreachable")
+
+    def _open(self) -> sqlite3.Connection:
+        with_old = any(os.path.exists(self.dir / name) for name in _OLD_FILES) and not self.exists()
+        with writing(self.dir):
+            self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _state_error(self.path, exc) from None
+        try:
+            # The busy timeout is in force from the first statement (connect's `timeout`), and the
+            # one-time set-up waits for another process doing the same at the same moment.
+            retry_busy(lambda: self._check(conn), self.busy_timeout_s)
+            retry_busy(lambda: self._set_up(conn, with_old), self.busy_timeout_s)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _is_corruption(exc):
+                raise IndexCorrupt(str(exc)) from None
+            raise _state_error(self.path, exc) from None
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self._inode = os.stat(self.path).st_ino
+        self._ids = None
+        self._data_version = None
+        if with_old:
+            self._remove_old_files()
+        return conn
+
+    @staticmethod
+    def _user_version(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _check(self, conn: sqlite3.Connection) -> None:
+        """Refuse bytes we did not write: a page that fails the check, tables of another shape, a
+        newer schema (an index only: rebuilding it loses nothing)."""
+        row = conn.execute("PRAGMA quick_check").fetchone()
+        if row is None or row[0] != "ok":
+            raise IndexCorrupt(f"integrity check failed: {row[0] if row else 'no answer'}")
+        version = self._user_version(conn)
+        if version > SCHEMA_VERSION:
+            raise IndexCorrupt(f"written by a newer shiro-neko (schema {version})")
+        for table, expected in _TABLES.items():
+            columns = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall())
+            if columns and columns != expected:
+                raise IndexCorrupt(f"the {table} table has columns {', '.join(columns)}")
+
+    def _set_up(self, conn: sqlite3.Connection, with_old: bool) -> None:
+        """WAL, pragmas and the schema, as state/sqlite_wait.py says; the first process to create
+        the schema also imports an earlier JSON index, in the same transaction."""
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the other server's writer
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process crash
+        if self._user_version(conn) == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self._user_version(conn) != SCHEMA_VERSION:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                if with_old:
+                    self._import_old(IndexTxn(conn))
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _import_old(self, txn: IndexTxn) -> None:
+        """Rows from the JSON index of earlier versions: its entries and corrupt notes keep their
+        stamps, so the first verify re-reads only files that changed since. No sync state is
+        taken over: that verify (one stat per file) runs before anything is trusted."""
+        def read(path: Path, decoder: msgspec.json.Decoder[T]) -> T | None:
+            try:
+                found = read_state_file(path, OLD_INDEX_MAX_BYTES)
+                return decoder.decode(found[0]) if found is not None else None
+            except (CorruptFile, msgspec.DecodeError, OSError):
+                return None  # the session files are the truth: the verify reads them instead
+
+        manifest = read(self.dir / "manifest.json", msgspec.json.Decoder(_OldManifest)) or _OldManifest()
+        shard_decoder = msgspec.json.Decoder(_OldShard)
+        imported = 0
+        for name in os.listdir(self.dir):
+            if not name.endswith(".json") or name in ("manifest.json", "state.json"):
+                continue
+            shard = read(self.dir / name, shard_decoder)
+            for session_id, entry in (shard.entries.items() if shard is not None else ()):
+                txn.put(session_id, name[:-5], entry)
+                imported += 1
+        for session_id, note in manifest.corrupt.items():
+            txn.mark_corrupt(session_id, note)
+        log.info("session index: %d entries imported from the JSON index of an earlier version", imported)
+
+    def _remove_old_files(self) -> None:
+        for name in os.listdir(self.dir):
+            if name in _OLD_FILES or (name.endswith(".json") and len(name) == 21):  # <16 hex>.json
+                try:
+                    os.unlink(self.dir / name)
+                except OSError as exc:
+                    log.debug("could not remove %s: %s", name, exc)
+
+    def _set_aside(self, reason: str) -> None:
+        """Copy the bad database (and its WAL: committed pages may live there) aside with a notice,
+        then remove it: the next open builds a new one, which the next listing fills from the
+        session files."""
+        self._close()
+        copy: Path | None = None
+        try:
+            copy = copy_aside_corrupt(self.path)
+            wal = self.path.with_name(self.path.name + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                copy_aside_corrupt(wal)
+        except OSError as exc:
+            log.error("could not copy the corrupt %s aside: %s", self.path, exc)
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        warn_corrupt_once(self.path, reason, f"copied to {copy}; rebuilt from the session files" if copy
+                          else "rebuilt from the session files")
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+            self._inode = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _bad_bytes(self, exc: sqlite3.DatabaseError) -> bool:
+        """After an error mid-way: True (and the database set aside) when it means corruption."""
+        if not _is_corruption(exc):
+            return False
+        self._set_aside(str(exc))
+        return True
+
+    # -- reads and writes ----------------------------------------------------------------------
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(conn)` outside any write; on a database found corrupt mid-way, once more on the
+        rebuilt one (which has no sync state, so listings verify before trusting it)."""
+        with self._lock:
+            for attempt in range(2):
+                conn = self._connect()
+                try:
+                    return work(conn)
+                except sqlite3.DatabaseError as exc:
+                    if attempt or not self._bad_bytes(exc):
+                        raise _state_error(self.path, exc) from None
+            raise AssertionError("unreachable")
+
+    @contextmanager
+    def transaction(self) -> Iterator[IndexTxn]:
+        """One write transaction (`BEGIN IMMEDIATE`, retried while busy). Corruption found inside
+        it sets the database aside and ends the block quietly: what the block changed in
+        `sessions/` is on disk already, and the rebuild reads it from there."""
+        with self._lock:
+            for attempt in range(2):
+                conn = self._connect()
+                try:
+                    retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"), self.busy_timeout_s)
+                    txn = IndexTxn(conn)
+                    txn.state()  # touches the pages: corruption shows here, before the caller's change
+                    break
+                except sqlite3.DatabaseError as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    if attempt or not self._bad_bytes(exc):
+                        raise _state_error(self.path, exc) from None
+            self._ids = None
+            try:
+                yield txn
+                conn.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                try:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                if not self._bad_bytes(exc):
+                    raise _state_error(self.path, exc) from None
             except BaseException:
-                # A failed update may have mutated cached objects that were never written.
-                self._cache.clear()
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
 
     @contextmanager
-    def our_change(self) -> Iterator[bool]:
-        """Wrap a change we make in `sessions/` (lock held): keeps the state in step if it was.
-
-        Not written when the body raises: the change may be half done, so the next listing
-        verifies instead of trusting.
-        """
-        synced = self.in_sync()
-        yield synced
-        if synced:
-            self.write_state(self.dir_mtime_ns())
+    def our_change(self) -> Iterator[IndexTxn]:
+        """A change we make in `sessions/`, in one write transaction: keeps the sync state in
+        step if it was. Not carried forward when the body raises: the change may be half done, so
+        the next listing verifies instead of trusting."""
+        with self.transaction() as txn:
+            synced = txn.state() == self.dir_mtime_ns()
+            yield txn
+            if synced:
+                txn.set_state(self.dir_mtime_ns())
 
     # -- parsing --------------------------------------------------------------------------
     def parse(self, session_id: str) -> tuple[str, IndexEntry] | CorruptNote | None:
@@ -365,25 +576,8 @@ class SessionIndex:
         else:
             txn.put(session_id, *parsed)
 
-    # -- transactions (lock held) ---------------------------------------------------------
-    def begin(self) -> IndexTxn:
-        """A transaction on the current index; rebuilds (and commits) it first when it is lost."""
-        manifest = self.read_manifest()
-        if manifest is not None:
-            return IndexTxn(self, manifest)
-        names = self.names()
-        if names:
-            log.info("rebuilding the session index from %d files in %s", len(names), self.sessions)
-        txn = IndexTxn(self, Manifest())
-        txn.manifest_dirty = True
-        for path in self.shard_files():  # whatever survived: entries are reused where stamps match
-            for session_id in txn.shard(path.stem).entries:
-                txn.manifest.sessions[session_id] = path.stem
-        self.verify(txn)
-        return txn
-
     def verify(self, txn: IndexTxn) -> None:
-        """Make the whole index match the directory, commit, and record the state.
+        """Make the whole index match the directory and record the state (in `txn`).
 
         One stat per file; only new files and files whose size or mtime changed are parsed.
         """
@@ -392,19 +586,13 @@ class SessionIndex:
         if temps and self.remove_stale_temps(temps):
             dir_mtime = self.dir_mtime_ns()
             names = self.names()
-        manifest = txn.manifest
-        for key in {*manifest.sessions.values(), *(p.stem for p in self.shard_files())}:
-            txn.shard(key)
-        for session_id in [*manifest.sessions, *manifest.corrupt]:
-            if session_id not in names:
-                txn.drop(session_id)
+        if names and txn.state() is None:
+            log.info("building the session index from %d files in %s", len(names), self.sessions)
         # What each file looked like when indexed; the loop below is the cost of a verify at
         # 10,000 files, so it is kept to one dict lookup and one stat per file.
-        known: dict[str, tuple[int, int]] = {
-            sid: (note.size, note.mtime_ns) for sid, note in manifest.corrupt.items()
-        }
-        for key, shard in txn.shards.items():
-            known.update((sid, (e.size, e.mtime_ns)) for sid, e in shard.entries.items() if manifest.sessions.get(sid) == key)
+        known = txn.known()
+        for session_id in known.keys() - names:
+            txn.drop(session_id)
         changed = []
         for session_id in names:
             seen = known.get(session_id)
@@ -419,14 +607,7 @@ class SessionIndex:
             changed.append(session_id)
         for session_id in changed:
             self.reparse(txn, session_id)
-        for key, shard in txn.shards.items():
-            stray = [sid for sid in shard.entries if manifest.sessions.get(sid) != key]
-            for session_id in stray:
-                del shard.entries[session_id]
-            if stray or not shard.entries:
-                txn.dirty.add(key)
-        txn.commit()
-        self.write_state(dir_mtime)
+        txn.set_state(dir_mtime)
         txn.verified = True
 
     # -- the listing path -----------------------------------------------------------------
@@ -435,46 +616,84 @@ class SessionIndex:
         """Whether this process has checked every file of the directory once."""
         return self.sessions in _VERIFIED
 
-    def trusted(self, key: str | None) -> tuple[Manifest, Shard | None] | None:
-        """Manifest and the shard of `key` when the index is in step with the directory (its state
-        matches the directory's mtime and the manifest its names), else None. Files damaged in
-        place are not looked for here: that is what `verified` and `unchanged` are for."""
+    def _known_ids(self, conn: sqlite3.Connection) -> frozenset[str]:
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._ids is None or version != self._data_version:
+            self._ids = frozenset(r[0] for r in conn.execute("SELECT id FROM sessions"))
+            self._data_version = version
+        return self._ids
+
+    def trusted(self) -> bool:
+        """Whether the index is in step with the directory: its state matches the directory's
+        mtime and its rows the names. Files damaged in place are not looked for here: that is
+        what `verified` and `unchanged` are for. True also when nothing is stored at all (a read
+        creates no index files)."""
         dir_mtime = self.dir_mtime_ns()
         names = self.names()
-        manifest = self.read_manifest()
-        if manifest is None and not names:
-            return Manifest(), None  # nothing stored: do not create index files for a read
-        # in_sync first: it reads state.json, which copies a corrupt one aside before a verify
-        # rewrites it.
-        if manifest is not None and self.in_sync(dir_mtime) and self._matches(manifest, names):
-            shard = self.read_shard(key) if key is not None else None
-            if shard is not None or key is None or key not in manifest.sessions.values():
-                return manifest, shard
-        return None
+        if not names and not self.exists():
+            return True
+
+        def work(conn: sqlite3.Connection) -> bool:
+            row = conn.execute("SELECT dir_mtime_ns FROM sync WHERE one = 0").fetchone()
+            if row is None or int(row[0]) != dir_mtime:
+                return False
+            if self._known_ids(conn) != names:
+                return False
+            # A corrupt file fixed (or broken again) in place: cheap, there are few of them.
+            corrupt = conn.execute("SELECT id, size, mtime_ns FROM sessions WHERE corrupt IS NOT NULL").fetchall()
+            return all(self.stamp(sid) == (size, mtime) for sid, size, mtime in corrupt)
+
+        return self.read(work)
 
     def unchanged(self, entries: list[tuple[str, IndexEntry]]) -> bool:
         """Whether these files still have the size and mtime they were indexed with."""
         return all(self.stamp(sid) == (e.size, e.mtime_ns) for sid, e in entries)
 
-    def refresh(self, key: str | None) -> tuple[Manifest, Shard | None]:
-        """Manifest and the shard of `key`, verified first if the directory disagrees with them
-        or this process has not checked every file yet."""
-        if self.verified:
-            found = self.trusted(key)
-            if found is not None:
-                return found
-        with self.locked():
-            txn = self.begin()
-            if not txn.verified:
+    def refresh(self) -> None:
+        """Make the index trustworthy: verified first if the directory disagrees with it or this
+        process has not checked every file yet."""
+        if self.verified and self.trusted():
+            return
+        for _ in range(2):  # twice only when the database was found corrupt mid-verify
+            with self.transaction() as txn:
                 self.verify(txn)
             _VERIFIED.add(self.sessions)
-            shard = txn.shards.get(key) if key is not None else None
-            return txn.manifest, shard if shard is not None and shard.entries else None
+            if self.read(lambda conn: conn.execute("SELECT 1 FROM sync").fetchone() is not None):
+                return
 
-    def _matches(self, manifest: Manifest, names: set[str]) -> bool:
-        if len(names) != len(manifest.sessions) + len(manifest.corrupt):
-            return False
-        if not (names.issuperset(manifest.sessions.keys()) and names.issuperset(manifest.corrupt.keys())):
-            return False
-        # A corrupt file fixed (or broken again) in place: cheap, there are few of them.
-        return all(self.stamp(sid) == (note.size, note.mtime_ns) for sid, note in manifest.corrupt.items())
+    # -- queries --------------------------------------------------------------------------
+    def newest(self, key: str, limit: int) -> list[tuple[str, IndexEntry]]:
+        """The `limit` most recently updated sessions of workspace `key`, newest first."""
+        if limit <= 0 or not self.exists():
+            return []
+        rows = self.read(lambda conn: conn.execute(
+            f"SELECT id, {_ENTRY_COLUMNS} FROM sessions WHERE workspace_key = ? "
+            "ORDER BY updated_ts DESC, id DESC LIMIT ?", (key, limit)).fetchall())
+        return [(row[0], _row_entry(row[1:])) for row in rows]
+
+    def corrupt_notes(self) -> dict[str, CorruptNote]:
+        if not self.exists():
+            return {}
+        rows = self.read(lambda conn: conn.execute(
+            "SELECT id, size, mtime_ns, corrupt FROM sessions WHERE corrupt IS NOT NULL").fetchall())
+        return {sid: CorruptNote(size=size, mtime_ns=mtime, reason=reason) for sid, size, mtime, reason in rows}
+
+    def with_prefix(self, prefix: str) -> list[tuple[str, str | None, str]]:
+        """(id, workspace key or None when corrupt, title) of every indexed id starting with
+        `prefix`, in id order."""
+        if not self.exists():
+            return []
+        # Ids are lowercase hex and dashes: every id with the prefix sorts in [prefix, prefix + "g").
+        return self.read(lambda conn: conn.execute(
+            "SELECT id, workspace_key, CASE WHEN corrupt IS NULL THEN title ELSE NULL END FROM sessions "
+            "WHERE id >= ? AND id < ? ORDER BY id", (prefix, prefix + "g")).fetchall())
+
+    def neighbours(self, session_id: str) -> list[str]:
+        """The indexed ids just before and after `session_id` (for the shortest unique prefix)."""
+        if not self.exists():
+            return []
+        def work(conn: sqlite3.Connection) -> list[str]:
+            before = conn.execute("SELECT id FROM sessions WHERE id < ? ORDER BY id DESC LIMIT 1", (session_id,)).fetchall()
+            after = conn.execute("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT 1", (session_id,)).fetchall()
+            return [r[0] for r in before + after]
+        return self.read(work)

@@ -5,13 +5,13 @@ The JSON files `sessions/<uuid>.json` are the source of truth. The index under `
 it is missing, corrupt or out of date it is repaired from the files.
 
 Everything here is synchronous (the server calls it from a worker thread) and serialised by one
-re-entrant mutex per store; index updates are serialised across processes by a file lock.
+re-entrant mutex per store; every change in `sessions/` is serialised across processes by the
+index database's write transaction (SQLite's write lock), which also records it.
 """
 
 from __future__ import annotations
 
 import bisect
-import heapq
 import os
 import re
 import threading
@@ -34,7 +34,7 @@ from .atomic import (
     write_atomic,
 )
 from .paths import sessions_dir
-from .session_index import IndexEntry, IndexTxn, Manifest, SessionIndex, Shard, record_check
+from .session_index import IndexEntry, IndexTxn, SessionIndex, record_check
 from ..protocol import SessionSummary
 from .session_record import (
     SessionRecord,
@@ -128,12 +128,6 @@ def shortest_unique_prefix(session_id: str, sorted_ids: list[str], minimum: int 
     return session_id[: max(minimum, longest + 1)]
 
 
-def _newest(shard: Shard | None, limit: int) -> list[tuple[str, IndexEntry]]:
-    if shard is None or limit <= 0:
-        return []
-    return heapq.nlargest(limit, shard.entries.items(), key=lambda kv: (kv[1].updated_ts, kv[0]))
-
-
 class SessionStore:
     def __init__(self, home: Path) -> None:
         self.home = Path(home)
@@ -164,9 +158,9 @@ class SessionStore:
             held = self._leases.get(session_id)
             if held is not None:
                 return held  # the same server resuming its own session
-            # Under the index lock: creating the lock file changes `sessions/`, and the index
-            # must know that change was ours (see session_index.py, state.json).
-            with self._index.locked(), self._index.our_change():
+            # In an index transaction: creating the lock file changes `sessions/`, and the index
+            # must know that change was ours (see session_index.py, the sync table).
+            with self._index.our_change():
                 lease = FileLease.try_acquire(self.lock_path(session_id))
             if lease is None:
                 raise SessionBusy(session_id, read_lease_pid(self.lock_path(session_id)))
@@ -177,7 +171,7 @@ class SessionStore:
         with self._mutex:
             held = self._leases.pop(session_id, None)
             if held is not None:
-                with self._index.locked(), self._index.our_change():
+                with self._index.our_change():
                     held._lease.release()
 
     def holds(self, session_id: str) -> bool:
@@ -189,6 +183,7 @@ class SessionStore:
         with self._mutex:
             for session_id in list(self._leases):
                 self.release(session_id)
+            self._index.close()
 
     # -- records --------------------------------------------------------------------------
     def save(self, record: SessionRecord, *, touch: bool = True) -> Path | None:
@@ -208,23 +203,22 @@ class SessionStore:
             data = encode_record(record)
             key = self._index.key_for(record.cwd)
             path = self.path(record.id)
-            with self._index.locked():
-                txn = self._index.begin()
-                with self._index.our_change():
-                    transient: FileLease | None = None
-                    if record.id not in self._leases:
-                        transient = FileLease.try_acquire(self.lock_path(record.id))
-                        if transient is None:
-                            raise SessionBusy(record.id, read_lease_pid(self.lock_path(record.id)))
-                    try:
-                        self._guard_overwrite(txn, record.id)
-                        write_atomic(path, data)
-                    finally:
-                        if transient is not None:
-                            transient.release()
-                    st = os.stat(path)
-                    txn.put(record.id, key, IndexEntry.of(record, st.st_size, st.st_mtime_ns))
-                    txn.commit()
+            # One write transaction: the file, its row and the sync state change together for every
+            # other process (each waits for SQLite's write lock).
+            with self._index.our_change() as txn:
+                transient: FileLease | None = None
+                if record.id not in self._leases:
+                    transient = FileLease.try_acquire(self.lock_path(record.id))
+                    if transient is None:
+                        raise SessionBusy(record.id, read_lease_pid(self.lock_path(record.id)))
+                try:
+                    self._guard_overwrite(txn, record.id)
+                    write_atomic(path, data)
+                finally:
+                    if transient is not None:
+                        transient.release()
+                st = os.stat(path)
+                txn.put(record.id, key, IndexEntry.of(record, st.st_size, st.st_mtime_ns))
             return path
 
     def _guard_overwrite(self, txn: IndexTxn, session_id: str) -> None:
@@ -237,8 +231,7 @@ class SessionStore:
         stamp = self._index.stamp(session_id)
         if stamp is None:
             return
-        key = txn.manifest.sessions.get(session_id)
-        entry = txn.shard(key).entries.get(session_id) if key is not None else None
+        entry = txn.entry(session_id)
         if entry is not None and (entry.size, entry.mtime_ns) == stamp:
             return
         try:
@@ -276,7 +269,7 @@ class SessionStore:
         except msgspec.DecodeError:
             pass
         # Under the lock: serialises the copy aside with other processes, and it is our change.
-        with self._mutex, self._index.locked(), self._index.our_change():
+        with self._mutex, self._index.our_change():
             try:
                 return decode_or_corrupt(path, data, record_decoder, check)
             except CorruptFile as exc:
@@ -297,17 +290,15 @@ class SessionStore:
             if not self._index.verified:
                 # The first listing of this process: the rows it shows are checked now, every
                 # other file right after the answer (verify_soon), not 10,000 stats first.
-                found = self._index.trusted(key)
-                if found is not None:
-                    manifest, shard = found
-                    newest = _newest(shard, limit)
+                if self._index.trusted():
+                    newest = self._index.newest(key, limit)
                     if self._index.unchanged(newest):
-                        self._warn_corrupt(manifest)
+                        self._warn_corrupt()
                         self.verify_soon()
                         return [entry.summary(session_id) for session_id, entry in newest]
-            manifest, shard = self._index.refresh(key)
-            self._warn_corrupt(manifest)
-            return [entry.summary(session_id) for session_id, entry in _newest(shard, limit)]
+            self._index.refresh()
+            self._warn_corrupt()
+            return [entry.summary(session_id) for session_id, entry in self._index.newest(key, limit)]
 
     def verify_soon(self, delay: float = VERIFY_DELAY_S) -> None:
         """Check every file of the directory once, in a thread, after `delay` (the answer that
@@ -323,8 +314,8 @@ class SessionStore:
         if self._verifier is not None:
             self._verifier.cancel()  # called directly: the deferred one has nothing left to do
         with self._mutex:
-            manifest, _ = self._index.refresh(None)
-            self._warn_corrupt(manifest)
+            self._index.refresh()
+            self._warn_corrupt()
 
     def settle(self) -> None:
         """Run a deferred verify now if one is still waiting: after `/save` nothing is left to be
@@ -347,26 +338,22 @@ class SessionStore:
         if not _PREFIX.fullmatch(wanted):
             raise SessionNotFound(f'"{prefix}" is not a session id or id prefix')
         with self._mutex:
-            manifest, _ = self._index.refresh(None)
-            ids = sorted({*manifest.sessions, *manifest.corrupt})
-            if wanted in manifest.sessions or wanted in manifest.corrupt:
+            self._index.refresh()
+            found = self._index.with_prefix(wanted)
+            if any(session_id == wanted for session_id, _, _ in found):
                 return wanted
-            start = bisect.bisect_left(ids, wanted)
-            matches = []
-            for session_id in ids[start:]:
-                if not session_id.startswith(wanted):
-                    break
-                matches.append(session_id)
+            matches = found
             if cwd is not None and len(matches) > 1:
                 key = self._index.key_for(cwd)
-                here = [m for m in matches if manifest.sessions.get(m) == key]
+                here = [m for m in matches if m[1] == key]
                 matches = here or matches
             if not matches:
                 raise SessionNotFound(f'no session id starts with "{prefix}"')
             if len(matches) == 1:
-                return matches[0]
+                return matches[0][0]
             shown = [
-                (shortest_unique_prefix(m, ids), self._title(manifest, m)) for m in matches[:_AMBIGUOUS_SHOWN]
+                (self._hint(session_id), "(corrupt)" if key is None else (title or "(untitled)"))
+                for session_id, key, title in matches[:_AMBIGUOUS_SHOWN]
             ]
             raise AmbiguousPrefix(prefix, shown, len(matches))
 
@@ -375,16 +362,13 @@ class SessionStore:
         with self._mutex:
             return shortest_unique_prefix(session_id, sorted(self._index.names()))
 
-    def _title(self, manifest: Manifest, session_id: str) -> str:
-        if session_id in manifest.corrupt:
-            return "(corrupt)"
-        key = manifest.sessions.get(session_id)
-        shard = self._index.read_shard(key) if key is not None else None
-        entry = shard.entries.get(session_id) if shard is not None else None
-        return (entry.title or "(untitled)") if entry is not None else "(untitled)"
+    def _hint(self, session_id: str) -> str:
+        """Shortest unique prefix among the indexed ids: in id order the id sharing the longest
+        prefix is a neighbour, so two rows do."""
+        return shortest_unique_prefix(session_id, sorted([session_id, *self._index.neighbours(session_id)]))
 
-    def _warn_corrupt(self, manifest: Manifest) -> None:
-        for session_id, note in manifest.corrupt.items():
+    def _warn_corrupt(self) -> None:
+        for session_id, note in self._index.corrupt_notes().items():
             warn_corrupt_once(self.path(session_id), note.reason, "copied aside as <name>.corrupt-* when first found")
 
 

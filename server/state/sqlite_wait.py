@@ -1,4 +1,4 @@
-"""The waiting rules of every SQLite store of ours (today: state/short_term_memory.py).
+"""The waiting rules of every SQLite store of ours (state/short_term_memory.py, state/session_index.py).
 
 Several processes open the same database (two editor windows, an editor and `shiro -p`). Each
 store therefore:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -38,9 +39,7 @@ def _target(home: Path, root: Path, kind: str, sessions: list[str]) -> Path:
     key = workspace_key(root)
     return {
         "session": home / "sessions" / f"{sessions[0]}.json",
-        "index manifest": home / "sessions" / "index" / "manifest.json",
-        "index shard": home / "sessions" / "index" / f"{key}.json",
-        "index state": home / "sessions" / "index" / "state.json",
+        "index database": home / "sessions" / "index" / "sessions.sqlite3",
         "memory": home / "memory" / f"{key}.json",
         "history": home / "history" / f"{key}.json",
         "short-term memory": home / "short-term-memory.sqlite3",
@@ -88,7 +87,7 @@ async def _pristine(tmp_path_factory) -> tuple[Path, Path, list[str]]:
 
 @pytest.mark.parametrize("damage", DAMAGE)
 @pytest.mark.parametrize(
-    "kind", ["session", "index manifest", "index shard", "index state", "memory", "history", "short-term memory"]
+    "kind", ["session", "index database", "memory", "history", "short-term memory"]
 )
 async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
     pristine, workspace, sessions = await _pristine(tmp_path_factory)
@@ -126,6 +125,10 @@ async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
     assert [c.read_bytes() for c in copies] == [bad], "the damaged bytes were not kept aside, exactly once"
     if kind in ("session", "short-term memory"):  # left exactly as they were
         assert target.read_bytes() == bad
+    elif kind == "index database":  # rebuilt from the session files, after the copy
+        with sqlite3.connect(target) as conn:
+            assert conn.execute("PRAGMA quick_check").fetchone() == ("ok",)
+            assert {r[0] for r in conn.execute("SELECT id FROM sessions")} >= set(sessions[1:])
     else:  # rebuilt, after the copy
         json.loads(target.read_bytes())
 

@@ -12,20 +12,24 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from shiro_neko.model.transcript import TextPart, UserMessage
 from shiro_neko.config import Settings
 from shiro_neko.features.sessions import DEBOUNCE_S, MAX_GAP_S, SessionsFeature
+from shiro_neko.session_registry import SessionRegistry
+from shiro_neko.workspaces import Workspaces
 from tests.support.scripted import make_session
 
 
 @pytest.fixture
 def feature(shiro_home: Path) -> SessionsFeature:
-    # The feature needs only these two things of the service.
-    return SessionsFeature(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
+    # The feature gets what it needs, not the service: a registry of open sessions and settings.
+    def unused(*args: object) -> object:
+        raise AssertionError("autosave never resumes, opens or says goodbye")
+
+    return SessionsFeature(SessionRegistry(Workspaces()), Settings, unused, unused, unused)  # type: ignore[arg-type]
 
 
 async def _watch(path: Path, saves: list[float], stop: asyncio.Event) -> None:

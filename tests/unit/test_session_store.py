@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import random
 import signal
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from shiro_neko.model.transcript import (
 )
 from shiro_neko.state import atomic
 from shiro_neko.state.atomic import StateError, write_atomic
-from shiro_neko.state.session_index import Manifest, SessionIndex, Shard
+from shiro_neko.state.session_index import SessionIndex
 from shiro_neko.state.session_record import (
     TITLE_MAX,
     SessionRecord,
@@ -360,42 +361,22 @@ def index_dir(home: Path) -> Path:
     return home / "sessions" / "index"
 
 
+def indexed(home: Path) -> dict[str, str | None]:
+    """id -> workspace key (None for a file known to be corrupt), as the index database holds it."""
+    with sqlite3.connect(index_dir(home) / "sessions.sqlite3") as conn:
+        return dict(conn.execute("SELECT id, workspace_key FROM sessions").fetchall())
+
+
 def test_index_missing_is_rebuilt(home: Path, ws: Path) -> None:
     store = SessionStore(home)
     records = [saved(store, ws, f"p{i}") for i in range(5)]
+    store.close()
     for p in index_dir(home).iterdir():
         p.unlink()
     index_dir(home).rmdir()
     assert {s.id for s in SessionStore(home).list(ws)} == {r.id for r in records}
     assert {s.id for s in store.list(ws)} == {r.id for r in records}
-    assert (index_dir(home) / "manifest.json").exists()
-
-
-def test_losing_only_the_manifest_reuses_shards_without_reading_sessions(
-    home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = SessionStore(home)
-    records = [saved(store, ws, f"p{i}") for i in range(5)]
-    store.list(ws)
-    (index_dir(home) / "manifest.json").unlink()
-    reads: list[str] = []
-    original = SessionIndex.parse
-    monkeypatch.setattr(SessionIndex, "parse", lambda self, sid: reads.append(sid) or original(self, sid))
-    assert {s.id for s in SessionStore(home).list(ws)} == {r.id for r in records}
-    assert reads == []
-
-
-@pytest.mark.parametrize("which", ["manifest.json", "state.json", "shard"])
-def test_corrupt_index_is_copied_aside_and_rebuilt(which: str, home: Path, ws: Path) -> None:
-    store = SessionStore(home)
-    records = [saved(store, ws, f"p{i}") for i in range(4)]
-    target = index_dir(home) / which if which != "shard" else next(
-        p for p in index_dir(home).glob("*.json") if p.name not in ("manifest.json", "state.json")
-    )
-    target.write_bytes(b'{"version": 1, "sessions": {"trunc')
-    assert {s.id for s in SessionStore(home).list(ws)} == {r.id for r in records}
-    assert list(index_dir(home).glob(f"{target.name}.corrupt-*"))
-    msgspec.json.decode(target.read_bytes())  # rewritten whole
+    assert set(indexed(home)) == {r.id for r in records}
 
 
 def test_stale_index_file_added_changed_and_deleted_behind_its_back(home: Path, ws: Path, tmp_path: Path) -> None:
@@ -417,8 +398,7 @@ def test_stale_index_file_added_changed_and_deleted_behind_its_back(home: Path, 
     assert listed == {b.id: "renamed by hand", c.id: "c"}
     assert [s.id for s in store.list(other)] == [d.id]
     assert {s.id for s in SessionStore(home).list(ws)} == {b.id, c.id}
-    manifest = msgspec.json.decode((index_dir(home) / "manifest.json").read_bytes(), type=Manifest)
-    assert set(manifest.sessions) == {b.id, c.id, d.id}
+    assert set(indexed(home)) == {b.id, c.id, d.id}
 
 
 def test_warm_listing_reads_nothing_but_the_directory(home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -534,10 +514,8 @@ def test_two_processes_saving_concurrently_lose_nothing(home: Path, ws: Path) ->
     for p in procs:
         p.join(120)
         assert p.exitcode == 0
-    manifest = msgspec.json.decode((index_dir(home) / "manifest.json").read_bytes(), type=Manifest)
-    assert len(manifest.sessions) == 100 and not manifest.corrupt
-    shards = [p for p in index_dir(home).glob("*.json") if p.name not in ("manifest.json", "state.json")]
-    assert len(msgspec.json.decode(shards[0].read_bytes(), type=Shard).entries) == 100
+    rows = indexed(home)
+    assert len(rows) == 100 and set(rows.values()) == {SessionIndex.key_for(ws)}  # none corrupt
     listed = SessionStore(home).list(ws, limit=1000)
     assert len(listed) == 100
     assert {s.title for s in listed} == {f"{tag} {i}" for tag in ("one", "two") for i in range(50)}
