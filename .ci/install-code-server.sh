@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# (A copy of the shared installer from ../shared/tools, kept in the project so a clean clone has it.)
+# (Kept in the project so a clean clone has it.)
 # Install code-server (VS Code in the browser) from the npm registry only, no other internet.
 # Usage: bash install_code_server.sh [target-dir] [extra npm args...]
 # Works around, on Debian 12 + node 20 + npm 11 as root:

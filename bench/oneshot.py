@@ -108,6 +108,7 @@ def run_once(python: str, fake: FakeChild, extra_env: dict[str, str] | None = No
         "server_main_ms": at("server-main"),
         "server_imported_ms": at("server-imported"),
         "to_initialize_ms": at("client-initialized"),
+        "early_request_ms": at("early-request-sent"),
         "openai_import_ms": at("openai-import"),
         "openai_client_ms": at("openai-client"),
         "to_first_request_ms": (reqs[0]["first_byte_ns"] - t0) / 1e6 if reqs else None,
@@ -197,7 +198,8 @@ def main() -> None:
     if args.show:
         for s in samples:
             print(json.dumps(s["marks"]))
-    keys = ["wall_ms", "client_start_ms", "server_main_ms", "server_imported_ms", "to_initialize_ms", "openai_import_ms",
+    keys = ["wall_ms", "client_start_ms", "server_main_ms", "server_imported_ms", "to_initialize_ms", "early_request_ms",
+            "openai_import_ms",
             "openai_client_ms", "to_first_request_ms", "last_response_end_ms", "client_closed_ms", "last_response_to_exit_ms",
             "server_exit_ms", "peak_rss_mb", "cpu_s"]
     cold = {k: summary([s[k] for s in samples if s[k] is not None], unit="") for k in keys}
@@ -212,7 +214,9 @@ def main() -> None:
     }
     result = {"cold_oneshot": cold, "repeat_oneshot_warm_server": warm, "floors": floors, "ratios": ratios,
               "targets": {"cold_wall_ms": 1000, "cold_last_response_to_exit_ms": 60, "cold_peak_rss_mb": 120,
-                          "repeat_to_first_request_ms": 300}}
+                          "repeat_to_first_request_ms": 300,
+                          # issue 28 (same machine as its floors: python 0.01 s, openai 0.56 s, pygls 0.41 s)
+                          "issue28_cold_wall_ms": 700, "issue28_cold_to_first_request_ms": 550}}
     write_result(args.out, result)
     for k in keys:
         print(f"{k:<28} cold {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})"

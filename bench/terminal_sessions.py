@@ -1,7 +1,7 @@
 """`shiro sessions` from the terminal with 10,000 stored sessions, end to end (process start to
 exit, the listing printed), as a user types it: the first listing of a home (which builds the
 session index), then repeats. `shiro sessions` reads the store in its own process
-(client/local_sessions.py, docs/performance.md): no server is started or attached to.
+(clients/terminal/local_sessions.py, docs/performance.md): no server is started or attached to.
 
 Sessions are written straight to disk by bench/sessions.py's `create` (one workspace in three
 is this directory). Physical limits in the same run, alternated with the runs: `python -c pass`,

@@ -1,4 +1,4 @@
-"""Settings: PROTOCOL.md's `shiro` section, from initializationOptions, workspace/configuration and
+"""Settings: docs/protocol.md's `shiro` section, from initializationOptions, workspace/configuration and
 didChangeConfiguration, over the environment. One typed object; invalid values are logged and
 ignored (the previous value stays), never a crash.
 """
@@ -72,7 +72,7 @@ class Settings(msgspec.Struct, omit_defaults=True):
 
 
 def _expand_dotted(raw: dict[str, Any]) -> dict[str, Any]:
-    """Accept `{"memory.enabled": false}` as well as the nested form PROTOCOL.md documents."""
+    """Accept `{"memory.enabled": false}` as well as the nested form docs/protocol.md documents."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if isinstance(value, dict):

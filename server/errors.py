@@ -1,4 +1,4 @@
-"""The two ways a command fails (PROTOCOL.md): malformed arguments, or a well-formed request that
+"""The two ways a command fails (docs/protocol.md): malformed arguments, or a well-formed request that
 is refused. Both carry a message a person can act on; the LSP layer maps them to JSON-RPC codes.
 """
 

@@ -1,4 +1,4 @@
-"""What a project may set before the user trusts it (PROTOCOL.md "Workspace trust").
+"""What a project may set before the user trusts it (docs/protocol.md "Workspace trust").
 
 A repository the user clones is not the user: its `.shiro-neko/settings.json` and `.mcp.json` may
 make shiro-neko stricter, never looser, until the user trusts that folder (the record is
@@ -88,7 +88,7 @@ def leaves(raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings object PROTOCOL.md documents, from dotted leaves."""
+    """The settings object docs/protocol.md documents, from dotted leaves."""
     out: dict[str, Any] = {}
     for key, value in flat.items():
         *heads, last = key.split(".")
@@ -122,7 +122,7 @@ class ProjectView:
 
 
 def project_view(raw: Any, user: Any = None) -> ProjectView:
-    """The one decision of what a project file may set without trust (PROTOCOL.md).
+    """The one decision of what a project file may set without trust (docs/protocol.md).
 
     `user` is the user's own settings object: a key a project may only tighten is compared with
     the user's value (or its default). Safe keys and tightenings go in `safe`; everything else

@@ -1,4 +1,4 @@
-"""Every wire name and payload type of shiro-neko's LSP surface, in one place (PROTOCOL.md).
+"""Every wire name and payload type of shiro-neko's LSP surface, in one place (docs/protocol.md).
 
 Command arguments are decoded with msgspec (`forbid_unknown_fields` keeps typos from silently
 doing nothing); results, events and notifications are Structs, turned into builtins only at the
@@ -31,7 +31,7 @@ SECTION = "shiro"
 ALLOW = "Allow"
 ALWAYS_ALLOW = "Always allow"
 DENY = "Deny"
-# The workspace trust question (PROTOCOL.md "Workspace trust"): its two actions in
+# The workspace trust question (docs/protocol.md "Workspace trust"): its two actions in
 # window/showMessageRequest (a dismissal is "not now"), and its toolName in shiro/approve, where
 # allow/always trust, deny is "don't trust" and null is "not now".
 TRUST = "Trust"
@@ -219,7 +219,7 @@ SandboxMode = Literal["workspace-write", "read-only", "off"]
 
 
 class SandboxStatus(msgspec.Struct, omit_defaults=True):
-    """`shiro/status.sandbox`: the `sandbox` setting and whether it holds (PROTOCOL.md, "Workspace
+    """`shiro/status.sandbox`: the `sandbox` setting and whether it holds (docs/protocol.md, "Workspace
     trust"). `enforced` is false for `off` too; clients warn when `mode` is not `off` and
     `enforced` is false: commands then run only with the user's yes. `reason` says why it is not
     enforced (no bubblewrap, or bubblewrap failed to start, with its first line of error)."""
@@ -320,7 +320,7 @@ class McpServerInfo(msgspec.Struct, omit_defaults=True):
     error: str | None = None  # why it failed, is disabled or untrusted (with its stderr's tail)
 
 
-# --- checkpoints (PROTOCOL.md, "Checkpoints") ---
+# --- checkpoints (docs/protocol.md, "Checkpoints") ---
 
 
 class Checkpoint(msgspec.Struct, omit_defaults=True):

@@ -1,4 +1,4 @@
-"""The user settings file of PROTOCOL.md, for clients without a settings UI of their own.
+"""The user settings file (docs/configuration.md), for clients without a settings UI of their own.
 
 The terminal client and the ACP front end send what this returns as their `shiro` settings
 section (flags go on top). Editors keep their own settings and never read these files.
@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .project_settings import SETTINGS_FILE, HeldFile, project_files
+from .project_settings import HeldFile, project_files
 
 ENV_VAR = "SHIRO_NEKO_CONFIG"
-PROJECT_FILE = Path(SETTINGS_FILE)
 
 # (file relative to the workspace, its SHA-256) -> "trusted", "declined" or None (never asked).
 TrustLookup = Callable[[str, str], "str | None"]

@@ -1,6 +1,6 @@
 """Workspaces: every folder of `workspaceFolders` is one, with its own key, state and file boundary.
 
-Without folders, `rootUri`, else the server's working directory (PROTOCOL.md).
+Without folders, `rootUri`, else the server's working directory (docs/protocol.md).
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import subprocess
 
 
 def compile_package(python: str) -> None:
-    where = subprocess.run([python, "-c", "import os, shiro_neko; print(os.path.dirname(shiro_neko.__file__))"],
-                           check=True, capture_output=True, text=True).stdout.strip()
-    subprocess.run([python, "-m", "compileall", "-q", where], check=True, stdout=subprocess.DEVNULL)
+    # Two folders in a source checkout: server/ and the terminal client's clients/terminal/
+    # (pyproject.toml's package-dir); one in an installed wheel (then the second is inside the first).
+    code = "import os, shiro_neko, shiro_neko.client as c; print(os.path.dirname(shiro_neko.__file__)); print(os.path.dirname(c.__file__))"
+    where = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True).stdout.splitlines()
+    subprocess.run([python, "-m", "compileall", "-q", *where], check=True, stdout=subprocess.DEVNULL)

@@ -2,7 +2,7 @@
 
     shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]
 
-Settings come from the user settings file (PROTOCOL.md), as for the terminal client; the flags
+Settings come from the user settings file (docs/configuration.md), as for the terminal client; the flags
 override them for this run. Logging goes to stderr: stdout is the protocol's.
 """
 
@@ -71,7 +71,7 @@ async def serve(args: argparse.Namespace) -> None:
 
     service.resume_lines = resume_hints.acp  # the editor loads it: no `shiro -c` in its log
     # Editors start the agent in the project's directory: its project file applies too, as far
-    # as the user's trust in it allows (PROTOCOL.md "Workspace trust"). ACP has no question of its
+    # as the user's trust in it allows (docs/protocol.md "Workspace trust"). ACP has no question of its
     # own for settings: what waits is named in a notice; `shiro trust` in a shell trusts it.
     cwd = Path.cwd().resolve()
     from_files = load_user_settings(cwd, TrustStore(shiro_home()).lookup(workspace_key(cwd), cwd))

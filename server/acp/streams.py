@@ -2,7 +2,7 @@
 
 The `agent-client-protocol` package does the framing; two things are ours. fd 1 is moved to a
 private descriptor and fd 1 itself pointed at stderr, so a stray `print` or a child process that
-inherits stdout cannot corrupt the stream (shared notes §4.4.1). And the package logs and skips a
+inherits stdout cannot corrupt the stream. And the package logs and skips a
 line that is not JSON without answering; JSON-RPC says such a line gets a Parse error (-32700), so
 lines that are not one JSON object are answered here and never reach it.
 """

@@ -46,11 +46,6 @@ def _dirs(root: Path, touched: Iterable[Path]) -> list[str]:
     return ordered
 
 
-def instruction_dirs(root: Path, touched: Iterable[Path]) -> list[Path]:
-    """Root first, then each touched file's chain in order, each directory once."""
-    return [root / d if d != "." else root for d in _dirs(root, touched)]
-
-
 def _instruction_file(root: Path, directory: str) -> tuple[str, bytes] | None:
     """The first instruction file of `directory` and its first bytes, read beneath the root's
     descriptor (`workspace_fs`): an AGENTS.md that is a link out of the workspace, or becomes one

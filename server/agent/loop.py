@@ -1,6 +1,6 @@
 """One turn of the agent: provider steps and tool calls until the model answers without calls.
 
-The invariants PROTOCOL.md's "Turn semantics" sets live here, not in the pruner: no request
+The invariants docs/protocol.md's "Turns" sets live here, not in the pruner: no request
 carries a tool call without its output; a half-received call is never run; an interrupted stream
 keeps its text (without item ids, since that response never completed).
 """

@@ -1,4 +1,4 @@
-"""Short-term memory for one turn: what to tell the model and where (PROTOCOL.md, "Short-term
+"""Short-term memory for one turn: what to tell the model and where (docs/protocol.md, "Short-term
 memory placement"). Pure functions over plain data; the feature fetches the records, the loop
 applies the plan to each request.
 

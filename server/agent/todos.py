@@ -1,13 +1,13 @@
 """The task list: what the agent is doing in this turn, re-rendered into every step's system prompt.
 
 `todo_write` replaces the whole list each call (no partial edits to get out of sync). It is saved
-with the session as `notebook.todos` (PROTOCOL.md) and survives pruning and /compact because it
+with the session as `notebook.todos` (docs/state-files.md) and survives pruning and /compact because it
 lives in the system prompt, not in the messages.
 
 Decisions the spec left open:
 - An empty list renders as "" (there is no bar worth drawing for 0/0), and its prompt block is ""
   too, so a session without a plan adds nothing to the prompt.
-- A note is shown only on blocked tasks, as PROTOCOL.md's `rendered` format has it; notes on other
+- A note is shown only on blocked tasks, as the `rendered` format has it; notes on other
   tasks are kept in the record but not drawn.
 - Text is normalised rather than refused: runs of white space (line breaks included) become one
   space, because a rendered task must stay on one line and a retry would cost the model a step.
@@ -80,7 +80,7 @@ def todo_warnings(todos: list[Todo]) -> list[str]:
 
 
 def render_todos(todos: list[Todo]) -> str:
-    """PROTOCOL.md's `rendered` text: the progress line, then one line per task; "" when empty."""
+    """The `rendered` text: the progress line, then one line per task; "" when empty."""
     if not todos:
         return ""
     total = len(todos)

@@ -39,7 +39,7 @@ def _sendable(messages: list[Message]) -> list[Message]:
 
 
 def compacted_message(before: int, after: int, spans: int) -> str:
-    """The one `compacted` report of a turn (PROTOCOL.md's sentence when content was removed)."""
+    """The one `compacted` report of a turn (docs/protocol.md's sentence when content was removed)."""
     if spans == 0:
         return f"context compacted: reasoning left out of the request, all {before} messages sent"
     return f"context compacted: {before} messages pruned to {after} on the wire"
@@ -74,7 +74,6 @@ class WireView:
     view: list[Message] | None = None
     base: int = 0  # how much of the transcript `view` stands for
     compacted: Compacted | None = None  # the deepest pruning of this turn so far
-    summary_requests: int = 0  # made this turn
     _failed: set[str] = field(default_factory=set)  # span keys whose summary failed this turn
     _reported: bool = field(default=False)
 
@@ -139,7 +138,6 @@ class WireView:
             return pruned
         made = False
         for span in missing:
-            self.summary_requests += 1
             try:
                 text = (await summarize(span)).strip()
             except Exception as exc:  # a failed summary leaves pruning as it would have been

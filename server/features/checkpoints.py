@@ -1,5 +1,5 @@
 """Checkpoints and rewind: `shiro.checkpoints`, `shiro.rewind`, and the turn's hooks that record
-(PROTOCOL.md, "Checkpoints"; docs/checkpoints.md).
+(docs/protocol.md, "Checkpoints"; docs/checkpoints.md).
 
 A turn's mark is made when it starts (the prompt's place in the transcript, the task list); the
 workspace is recorded in the shadow store just before its first tool and again when it ends, so

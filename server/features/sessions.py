@@ -1,6 +1,6 @@
 """Sessions on disk: autosave, `shiro.sessions` / `resume` / `save`, leases, and the shutdown line.
 
-Autosave follows PROTOCOL.md: a trailing debounce of 400 ms, at most 2 s between saves while a
+Autosave (docs/state-files.md): a trailing debounce of 400 ms, at most 2 s between saves while a
 turn streams, and an immediate save when a turn ends. Writes run in one worker thread per server,
 so they stay off the event loop and land in order.
 

@@ -1,4 +1,4 @@
-"""`shiro/approve`: the approval asked in the client's own UI (PROTOCOL.md "Approvals in the client").
+"""`shiro/approve`: the approval asked in the client's own UI (docs/protocol.md "Approvals").
 
 Clients that set `capabilities.experimental.shiro.approvals: true` get this request instead of
 `window/showMessageRequest`. pygls does not cancel a request whose awaiting task is cancelled, so
@@ -70,7 +70,7 @@ async def ask_in_client(protocol: Any, request: ApprovalRequest) -> ApprovalAnsw
 
 
 async def ask_trust_in_client(protocol: Any, question: str) -> str | None:
-    """The workspace trust question as `shiro/approve` with `toolName: "trust"` (PROTOCOL.md
+    """The workspace trust question as `shiro/approve` with `toolName: "trust"` (docs/protocol.md
     "Workspace trust"): allow or always trusts, deny is "don't trust", and a null answer, an error
     or anything else is "not now" (nothing remembered, asked again next start)."""
     msg_id = f"trust-{uuid.uuid4()}"

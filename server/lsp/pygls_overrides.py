@@ -1,4 +1,4 @@
-"""Every override of pygls internals, in one place; pygls is pinned to the tested minor (2.1).
+r"""Every override of pygls internals, in one place; pygls is pinned to the tested minor (2.1).
 
 Each one names the pygls behaviour it works around (measured in pygls 2.1.1, see the shared
 pygls notes) and the upstream issue where one exists. `tests/unit/test_pygls_overrides.py` fails

@@ -1,6 +1,6 @@
 """One MCP server: its process (or HTTP session), owned by one asyncio task.
 
-anyio cancel scopes must be left in the task that entered them (shared notes, 3.2), so one owner
+anyio cancel scopes must be left in the task that entered them (anyio's rule), so one owner
 task enters the SDK's transport and `ClientSession`, publishes the session, and waits for `stop`.
 Any task may call tools on the published session. A failure anywhere ends the owner and leaves
 the reason (with the tail of the server's stderr) in `error`; the manager restarts it later.

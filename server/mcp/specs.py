@@ -1,4 +1,4 @@
-"""What one configured MCP server is: PROTOCOL.md's `mcpServers` entry, checked and typed.
+"""What one configured MCP server is: docs/protocol.md's `mcpServers` entry, checked and typed.
 
 Entries are parsed one by one so a typo in one server fails that server (with the reason shown
 in `shiro.mcp`), not the whole setting. Nothing here ever prints `env` or `headers` values.

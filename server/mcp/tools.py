@@ -13,8 +13,24 @@ if TYPE_CHECKING:
     from .connection import McpConnection, McpTool
 
 
+def arguments_problem(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
+    """Why `args` do not fit the server's own input schema (checked with jsonschema, as
+    connection.py checks the schema itself), or None. The model reads it and can fix its call
+    without a round trip to a server that may answer less clearly."""
+    import jsonschema  # noqa: PLC0415 - loaded with the connection already; only when MCP is in use
+
+    error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(args))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"argument {where!r}: {error.message}" if where else f"arguments: {error.message}"
+
+
 def _as_tool(conn: "McpConnection", tool: "McpTool", name: str) -> Tool:
     async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+        problem = arguments_problem(tool.input_schema, args)
+        if problem is not None:
+            return ToolResult(f"{problem} (MCP tool {name}); no call was made", is_error=True)
         output, is_error = await conn.call(tool.name, args)
         return ToolResult(output, is_error)
 

@@ -1,6 +1,6 @@
 """One checkpoint as a session's record keeps it: which turn, where its prompt sits in the
 transcript, the task list before it, and the shadow-store commits of the workspace around it
-(PROTOCOL.md, "Checkpoints"; the store is state/checkpoint_store.py).
+(docs/protocol.md, "Checkpoints"; the store is state/checkpoint_store.py).
 
 Marks are never changed in place (a later stamp makes a new one), so a record snapshot that
 copies the list is a snapshot of the marks too.

@@ -3,7 +3,7 @@
 The live session keeps its state in this Struct and the record *is* this Struct with the stamps of
 a save, so nothing is copied field by field between the two: `state/session_record.py` writes a
 record from it and a loaded record is a `SessionState` the session runs on. Field order is the key
-order on disk (PROTOCOL.md's), so a record written before this split re-encodes byte for byte.
+order on disk (docs/state-files.md), so a record written before this split re-encodes byte for byte.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The transcript: messages and parts exactly as PROTOCOL.md's session record shows them.
+"""The transcript: messages and parts exactly as the session record shows them (docs/state-files.md).
 
 One `assistant` message per provider response; one `tool` message per step holding all of that
 step's results. `item_id` is the provider's stored-item id and is present only on parts that came
@@ -17,7 +17,7 @@ class TextPart(msgspec.Struct, tag="text", tag_field="type", omit_defaults=True,
     text: str
     item_id: str | None = None
     # The model declined: `text` is its refusal (Responses `refusal` content, Chat `refusal`).
-    # A flag on a text part, not a new part type, so every reader of PROTOCOL.md's shape shows it.
+    # A flag on a text part, not a new part type, so every reader of the record's shape (docs/state-files.md) shows it.
     refusal: bool = False
 
 

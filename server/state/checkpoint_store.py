@@ -1,5 +1,5 @@
 """The checkpoint store of one workspace: a shadow git repository under
-`$SHIRO_NEKO_HOME/checkpoints/<workspace key>/` (PROTOCOL.md, "Checkpoints").
+`$SHIRO_NEKO_HOME/checkpoints/<workspace key>/` (docs/protocol.md, "Checkpoints").
 
 Why git: content-addressed and deduplicated (a turn that changes one file of 10,000 adds one blob
 and a few trees), and what Cline, Gemini CLI and opencode chose (docs/checkpoints.md). Why

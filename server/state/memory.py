@@ -1,6 +1,6 @@
 """Project memory: durable one-line notes about a codebase, kept per workspace across sessions.
 
-File format (PROTOCOL.md): `{"entries": [{"kind", "text", "hits", "createdAt", "lastUsedAt"?}]}`
+File format (docs/state-files.md): `{"entries": [{"kind", "text", "hits", "createdAt", "lastUsedAt"?}]}`
 at `memory/<workspace key>.json`. Timestamps are ISO 8601 UTC with a `Z`.
 
 Concurrency: two processes (two editor windows on one folder) may write the same file. Every
@@ -16,7 +16,7 @@ Decisions that the spec left open, documented once here:
 - "Recent" in `recall` means last touched: `lastUsedAt`, else `createdAt`, as it was before this
   recall stamped anything (stamping all matches with one instant would make the order meaningless).
   Every match counts as a hit, also the ones beyond the 15 returned: the query named them.
-- "Newest" in the prompt block means `createdAt` (PROTOCOL.md: hit count descending, then newest
+- "Newest" in the prompt block means `createdAt` (docs/state-files.md: hit count descending, then newest
   first). Equal timestamps fall back to file order, later written = newer.
 - Recall terms are matched against the note text only, not the kind, so a term like "fact" does
   not match every fact.

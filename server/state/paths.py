@@ -1,4 +1,4 @@
-"""Where state lives on disk (PROTOCOL.md, "Workspace key and files on disk")."""
+"""Where state lives on disk (docs/state-files.md)."""
 
 from __future__ import annotations
 

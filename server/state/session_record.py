@@ -1,4 +1,4 @@
-"""The session record exactly as PROTOCOL.md shows it (`sessions/<uuid>.json`), and its summary.
+"""The session record exactly as docs/state-files.md shows it (`sessions/<uuid>.json`), and its summary.
 
 Forward compatible by construction: msgspec ignores fields it does not know on load, so a record
 written by a newer server (with, say, `pendingApproval`) still loads here. Only the fields a record

@@ -351,7 +351,7 @@ class ShortTermMemoryStore:
         return self._cached(("get", session_id), work)
 
     def others(self, workspace_key: str, exclude: str, cross_workspace: bool, privacy_bypass: bool, limit: int = 3) -> list[StmRecord]:
-        """Other sessions' memories, newest update first (PROTOCOL.md: at most 3 in all)."""
+        """Other sessions' memories, newest update first (at most 3 in all: docs/short-term-memory.md)."""
         where = ["session_id != ?"]
         params: list[Any] = [exclude]
         if not cross_workspace:

@@ -1,4 +1,4 @@
-"""The workspace trust record, `$SHIRO_NEKO_HOME/trust.json` (PROTOCOL.md "Workspace trust").
+"""The workspace trust record, `$SHIRO_NEKO_HOME/trust.json` (docs/protocol.md "Workspace trust").
 
 One record for every project file the user was asked about (`.shiro-neko/settings.json`,
 `.mcp.json`, an editor's workspace-level MCP servers): per workspace key, per file, the SHA-256

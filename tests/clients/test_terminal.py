@@ -92,7 +92,7 @@ def test_print_flags_become_the_runs_settings(workspace, env, fake):
 
 
 def test_settings_file_then_project_file_then_flags(tmp_path, workspace, env, fake):
-    """PROTOCOL.md's user settings file is the terminal client's settings; flags go on top."""
+    """The user settings file (docs/configuration.md) is the terminal client's settings; flags go on top."""
     env = {k: v for k, v in env.items() if k != "OPENAI_BASE_URL"}  # the endpoint comes from the file
     Path(env["SHIRO_NEKO_CONFIG"]).write_text(json.dumps({"baseUrl": fake.base_url, "model": "user-model", "agent": "deep"}))
     fake.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))

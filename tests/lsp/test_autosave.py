@@ -1,4 +1,4 @@
-"""Autosave as PROTOCOL.md sets it (end to end; the 2 s ceiling is in tests/unit/test_autosave.py,
+"""Autosave as docs/state-files.md describes it (end to end; the 2 s ceiling is in tests/unit/test_autosave.py,
 where changes can be made closer than 400 ms apart for seconds, which a loaded machine's real
 tool loop cannot promise): a trailing 400 ms debounce, at most 2 s between saves while a
 turn streams, a save when the turn ends. Saves are seen on disk (each atomic save is a new inode).

@@ -1,4 +1,4 @@
-"""Checkpoints and rewind end to end (PROTOCOL.md, "Checkpoints"): the real server over stdio, a
+"""Checkpoints and rewind end to end (docs/protocol.md, "Checkpoints"): the real server over stdio, a
 real shadow git store in the test's SHIRO_NEKO_HOME, the real HTTP fake."""
 
 from __future__ import annotations

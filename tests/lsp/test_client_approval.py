@@ -1,4 +1,4 @@
-"""`shiro/approve` (PROTOCOL.md "Approvals in the client"): sent to clients that advertise it, with
+"""`shiro/approve` (docs/protocol.md "Approvals"): sent to clients that advertise it, with
 the edit's preview; `window/showMessageRequest` to the rest; cancelled when the turn is aborted."""
 
 from __future__ import annotations

@@ -64,6 +64,11 @@ async def test_time_server_tool_is_offered_and_called(tmp_path: Path) -> None:
         assert not is_error and "Europe/Paris" in output
         output, is_error = await call(m, root, "mcp__time__get_current_time", {"timezone": "Not/AZone"})
         assert is_error and "'get_current_time' of server 'time' failed" in output
+        # Checked against the server's own schema before any call: the model reads why.
+        output, is_error = await call(m, root, "mcp__time__get_current_time", {"timezone": 3})
+        assert is_error and output.startswith("argument 'timezone': 3 is not of type 'string'") and "no call was made" in output
+        output, is_error = await call(m, root, "mcp__time__get_current_time", {})
+        assert is_error and "'timezone' is a required property" in output
     finally:
         await m.stop()
 

@@ -26,7 +26,24 @@ import shiro_neko
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "server"
+# The terminal client sits beside the other clients but installs as shiro_neko.client
+# (pyproject.toml's package-dir); its modules are named and packaged from there.
+CLIENT = ROOT / "clients" / "terminal"
+SOURCES = {"shiro_neko": SERVER, "shiro_neko.client": CLIENT}  # package -> its folder, longest first below
 LSP_ONLY = ("pygls", "lsprotocol")
+
+
+def _package_parts(path: Path) -> list[str]:
+    """The dotted name of a source file's package, from the folder it sits in."""
+    for package, folder in sorted(SOURCES.items(), key=lambda item: -len(item[0])):
+        if folder in path.parents:
+            return [*package.split("."), *path.parent.relative_to(folder).parts]
+    raise AssertionError(f"{path} is in no package folder")
+
+
+def _sources() -> list[Path]:
+    """Every module of the installed package: server/ and the terminal client."""
+    return sorted(p for folder in SOURCES.values() for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def python(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -123,6 +140,7 @@ def _wheel_layout(dest: Path) -> Path:
     else:
         project = dest.parent / "project"
         shutil.copytree(SERVER, project / "server", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(CLIENT, project / CLIENT.relative_to(ROOT), ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
         readme = config.get("readme") or "README.md"
         if (ROOT / readme).is_file():
@@ -150,21 +168,17 @@ def _wheel_layout(dest: Path) -> Path:
 
 def test_every_package_directory_is_listed_for_the_wheel() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
-    on_disk = {
-        ".".join(("shiro_neko", *init.parent.relative_to(SERVER).parts))
-        for init in SERVER.rglob("__init__.py")
-        if "__pycache__" not in init.parts
-    }
+    on_disk = {".".join(_package_parts(init)) for init in _sources() if init.name == "__init__.py"}
+    assert "shiro_neko.client" in on_disk
     assert on_disk - listed == set(), "package directories missing from [tool.setuptools].packages"
+    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    assert {k: ROOT / v for k, v in package_dir.items()} == SOURCES
 
 
 def test_wheel_layout_imports_every_module_from_another_directory(tmp_path: Path) -> None:
     site = _wheel_layout(tmp_path / "site")
-    modules = sorted(
-        ".".join(("shiro_neko", *p.relative_to(SERVER).with_suffix("").parts)).removesuffix(".__init__")
-        for p in SERVER.rglob("*.py")
-        if "__pycache__" not in p.parts and p.name != "__main__.py"
-    )
+    modules = sorted(".".join([*_package_parts(p), p.stem]).removesuffix(".__init__") for p in _sources() if p.name != "__main__.py")
+    assert "shiro_neko.client.main" in modules
     code = (
         "import importlib, json\n"
         f"for name in {modules!r}:\n"
@@ -190,7 +204,7 @@ def test_wheel_layout_imports_every_module_from_another_directory(tmp_path: Path
 
 def _absolute_imports(path: Path) -> list[tuple[int, str]]:
     """Every module a file imports, relative imports resolved to `shiro_neko.…` names."""
-    package = ["shiro_neko", *path.relative_to(SERVER).parent.parts]
+    package = _package_parts(path)
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = list(imported_modules(path))
     for node in ast.walk(tree):
@@ -213,8 +227,11 @@ def _offenders(files: list[Path], bad: Any) -> list[str]:
 
 
 def _py(*parts: str) -> list[Path]:
-    base = SERVER.joinpath(*parts)
-    files = [base] if base.suffix == ".py" else sorted(base.rglob("*.py"))
+    """Files of a folder or module of the package, by its path below shiro_neko ("" = all of it)."""
+    if not any(parts):
+        return _sources()
+    base = CLIENT.joinpath(*parts[1:]) if parts[0] == "client" else SERVER.joinpath(*parts)
+    files = [base] if base.suffix == ".py" else sorted(p for p in base.rglob("*.py") if "__pycache__" not in p.parts)
     assert files and all(f.is_file() for f in files), base
     return files
 
@@ -245,7 +262,8 @@ def test_protocol_imports_only_model() -> None:
 
 def test_only_the_provider_adapter_imports_openai() -> None:
     # The adapter, and the SDK stream class it sends with (the response caps, bounded_stream.py).
-    adapter = {SERVER / "agent" / "provider" / "openai_provider.py", SERVER / "agent" / "provider" / "bounded_stream.py"}
+    adapter = {SERVER / "agent" / "provider" / "openai_provider.py", SERVER / "agent" / "provider" / "bounded_stream.py",
+               SERVER / "agent" / "provider" / "early_request.py"}
     files = [p for p in _py("") if p not in adapter]
     offenders = _offenders(files, lambda m: _under(m, "openai"))
     assert not offenders, "openai imported outside the provider adapter:\n" + "\n".join(offenders)
@@ -317,7 +335,7 @@ def test_wire_names_are_spelled_only_in_protocol_py() -> None:
     # The terminal client, the LSP glue and the core take every method and command name from the
     # constants in protocol.py (COMMANDS, NOTIFICATIONS, SERVER_REQUESTS), so a rename is one line.
     files = [p for p in _py("") if p != SERVER / "protocol.py"]
-    assert SERVER / "client" / "connection.py" in files
+    assert CLIENT / "connection.py" in files
     offenders = [hit for path in files for hit in _wire_name_literals(path)]
     assert not offenders, "wire names written outside protocol.py:\n" + "\n".join(offenders)
 
@@ -346,7 +364,7 @@ def test_terminal_client_imports_only_the_protocol_and_its_own_package() -> None
     # the trust question reads and writes the trust record before the server starts;
     # state/ imports neither pygls nor the agent (checked above), and only those modules may.
     store_readers = [p for p in _py("client") if _offenders([p], lambda m: _under(m, "shiro_neko.state"))]
-    assert store_readers == [SERVER / "client" / "local_sessions.py", SERVER / "client" / "trust.py"], store_readers
+    assert store_readers == [CLIENT / "local_sessions.py", CLIENT / "trust.py"], store_readers
     for leaf in SHARED_LEAVES:
         path = SERVER / (leaf.removeprefix("shiro_neko.") + ".py")
         # A leaf may build on another leaf (the settings file on project_settings) and on the one

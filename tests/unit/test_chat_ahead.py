@@ -1,4 +1,4 @@
-"""client/chat_ahead.py and JsonRpc.expect on real pipes: the chat goes only after the answer
+"""clients/terminal/chat_ahead.py and JsonRpc.expect on real pipes: the chat goes only after the answer
 to `initialize`, and every byte the thread read reaches the asyncio reader in order."""
 
 from __future__ import annotations

@@ -400,9 +400,13 @@ async def test_off_stops_background_processes_when_the_call_ends(host: DiskToolH
 
 def test_the_terminal_status_line_shows_an_unenforced_sandbox() -> None:
     from shiro_neko.client import render
+    from shiro_neko.protocol import SandboxStatus, StatusPayload
 
-    assert render.sandbox_badge({"sandbox": {"mode": "workspace-write", "enforced": False, "reason": "x"}}) == (
+    def status(sandbox: SandboxStatus) -> StatusPayload:
+        return StatusPayload("s", 0, 1, 0.0, "normal", "p", "m", 0, 0, None, False, 0, sandbox)
+
+    assert render.sandbox_badge(status(SandboxStatus("workspace-write", False, "x"))) == (
         "red", "  sandbox workspace-write NOT enforced")
-    assert render.sandbox_badge({"sandbox": {"mode": "workspace-write", "enforced": True}}) is None
-    assert render.sandbox_badge({"sandbox": {"mode": "off", "enforced": False}}) is None
+    assert render.sandbox_badge(status(SandboxStatus("workspace-write", True))) is None
+    assert render.sandbox_badge(status(SandboxStatus("off", False))) is None
     assert render.sandbox_badge(None) is None

@@ -61,6 +61,6 @@ def test_the_record_is_a_snapshot_of_the_state() -> None:
 
 
 def test_the_record_has_every_field_of_the_state_in_the_same_order() -> None:
-    # The record adds no field and reorders none: on disk the keys stay in PROTOCOL.md's order.
+    # The record adds no field and reorders none: on disk the keys stay in docs/state-files.md's order.
     assert SessionRecord.__struct_fields__ == SessionState.__struct_fields__
     assert set(SessionState.__struct_fields__) >= {f for f in ("id", "created_at", "updated_at", "cwd", "notebook", "messages")}

@@ -1,4 +1,4 @@
-"""Short-term memory planning and placement as pure functions (PROTOCOL.md's placement rules)."""
+"""Short-term memory planning and placement as pure functions (docs/short-term-memory.md's placement rules)."""
 
 from __future__ import annotations
 

@@ -103,6 +103,82 @@ async def test_argument_validation(host: DiskToolHost) -> None:
         "path": "a", "start_line": 2,
     }
     assert parse_arguments(TOOLS["list_files"], "") == {}
+    # bool is not an integer, as in JSON
+    flag = await call(host, "run_command", {"command": "true", "timeout_seconds": True})
+    assert flag.is_error and "'timeout_seconds' must be an integer, got true" in flag.output
+    both = await call(host, "edit_file", {"x": 1, "y": 2})
+    assert both.is_error and "unknown arguments 'x', 'y' for edit_file; it takes 'path', 'old_text', 'new_text'" in both.output
+
+
+async def test_nested_arguments_are_checked_from_the_same_struct() -> None:
+    """todo_write's items: the schema the model sees and the check come from one Struct."""
+    from shiro_neko.agent.tools.memory_tools import todo_tool
+
+    seen: list[Any] = []
+    tool = todo_tool(seen.append)
+    items = tool.parameters["properties"]["todos"]["items"]
+    assert items["properties"]["status"] == {
+        "type": "string",
+        "enum": ["pending", "in_progress", "completed", "blocked"],
+        "description": items["properties"]["status"]["description"],
+    }
+    bad_status = await run_tool(tool, None, {"todos": [{"content": "a", "status": "done"}]})  # type: ignore[arg-type]
+    assert bad_status.is_error and bad_status.output == (
+        "argument 'todos[0].status' must be one of pending, in_progress, completed, blocked, got \"done\""
+    )
+    missing = await run_tool(tool, None, {"todos": [{"content": "a", "status": "pending"}, {"status": "pending"}]})  # type: ignore[arg-type]
+    assert missing.is_error and "missing required argument 'todos[1].content' for todo_write" in missing.output
+    extra = await run_tool(tool, None, '{"todos": [{"content": "a", "status": "pending", "priority": 1}]}')  # type: ignore[arg-type]
+    assert extra.is_error and "unknown argument 'todos[0].priority'" in extra.output
+    empty = await run_tool(tool, None, {"todos": [{"content": "", "status": "pending"}]})  # type: ignore[arg-type]
+    assert empty.is_error and "'todos[0].content' must have at least 1 characters" in empty.output
+    assert seen == []
+    ok = await run_tool(tool, None, {"todos": [{"content": "a", "status": "in_progress", "note": None}]})  # type: ignore[arg-type]
+    assert not ok.is_error and len(seen) == 1
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 700) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["path", "todos", "content", "status", "note", "x"]), inner, max_size=3),
+    max_leaves=12,
+)
+_FIELDS = st.sampled_from(["path", "start_line", "end_line", "pattern", "glob", "case_insensitive", "command", "timeout_seconds", "todos", "kind", "text"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(args=st.dictionaries(_FIELDS, _JSON, max_size=4), name=st.sampled_from([*TOOLS, "todo_write"]))
+def test_any_json_object_is_either_accepted_or_refused_in_a_sentence(args: dict[str, Any], name: str) -> None:
+    """Whatever object the model sends, the check answers with arguments or a ToolError."""
+    from shiro_neko.agent.tools.memory_tools import todo_tool
+
+    tool = TOOLS.get(name) or todo_tool(lambda t: None)
+    try:
+        parsed = parse_arguments(tool, args)
+    except ToolError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert set(parsed) <= set(tool.parameters["properties"])
+
+
+def test_schemas_come_from_the_structs_as_providers_take_them() -> None:
+    """What the model sees: no $ref or title (one self-contained object per tool), every core
+    tool's unknown keys refused, and the schema checked by the JSON Schema library itself."""
+    import json
+
+    import jsonschema
+
+    from shiro_neko.agent.tools.memory_tools import memory_tools, todo_tool
+    from shiro_neko.agent.tools.stm_tool import short_term_memory_tool
+
+    tools = core_tools() + memory_tools(lambda: None) + [todo_tool(lambda t: None), short_term_memory_tool(lambda s, c: None)]  # type: ignore[arg-type, return-value]
+    for tool in tools:
+        text = json.dumps(tool.parameters)
+        assert "$ref" not in text and "$defs" not in text and '"title"' not in text, tool.name
+        assert tool.arguments is not None and tool.parameters["additionalProperties"] is False
+        jsonschema.Draft202012Validator.check_schema(tool.parameters)
+    read = TOOLS["read_file"].parameters
+    assert read["required"] == ["path"] and read["properties"]["start_line"]["minimum"] == 1
+    assert TOOLS["run_command"].parameters["properties"]["timeout_seconds"]["maximum"] == 600
 
 
 # --- read_file --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The user settings file of PROTOCOL.md: user file, project file over it, broken files named."""
+"""The user settings file (docs/configuration.md): user file, project file over it, broken files named."""
 
 from __future__ import annotations
 

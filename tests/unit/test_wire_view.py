@@ -41,7 +41,6 @@ async def test_a_long_turn_summarises_each_span_once_and_carries_every_summary(t
         session.messages += step(k, output="x" * 600, text=f"step {k}")
         views.append(await wire.for_wire(session, settings, summarize))
     assert len(summarize.asked) == len(set(summarize.asked)) >= 3  # several spans, each once
-    assert wire.summary_requests == len(summarize.asked)
     assert set(session.span_summaries) == set(summarize.asked)
     for k, view in enumerate(views):
         segs = segments(view)

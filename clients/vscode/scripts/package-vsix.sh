@@ -14,7 +14,9 @@ rm -rf dist/server
 src=$(mktemp -d)
 trap 'rm -rf "$src"' EXIT
 cp -r ../../pyproject.toml ../../README.md ../../server "$src/"
-find "$src/server" -name __pycache__ -prune -exec rm -rf {} +
+# The terminal client installs as shiro_neko.client from clients/terminal (pyproject's package-dir).
+mkdir -p "$src/clients" && cp -r ../terminal "$src/clients/terminal"
+find "$src/server" "$src/clients" -name __pycache__ -prune -exec rm -rf {} +
 "${PYTHON:-python3}" -m pip wheel --quiet --no-deps --disable-pip-version-check -w dist/server "$src" 2>&1 | grep -v "^WARNING: Location" >&2 || true
 ls dist/server/shiro_neko-*.whl >/dev/null
 # Everything is bundled into dist/, so no node_modules go into the package.

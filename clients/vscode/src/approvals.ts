@@ -143,7 +143,7 @@ async function currentText(path: string): Promise<string> {
 }
 
 /**
- * The workspace trust question (PROTOCOL.md "Workspace trust": `toolName: "trust"`): Trust
+ * The workspace trust question (docs/protocol.md "Workspace trust": `toolName: "trust"`): Trust
  * answers `always`, Don't trust `deny` (remembered until the files change), a dismissed dialog
  * null (not now: asked again next start).
  */

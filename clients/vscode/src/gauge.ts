@@ -10,7 +10,7 @@ export interface GaugeView {
   accessibility: string;
 }
 
-/** `shiro/status`'s `sandbox` (PROTOCOL.md: `{mode, enforced, reason?}`); read when the server sends it. */
+/** `shiro/status`'s `sandbox` (docs/protocol.md: `{mode, enforced, reason?}`); read when the server sends it. */
 export interface SandboxState {
   mode: string;
   enforced: boolean;

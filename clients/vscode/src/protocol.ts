@@ -494,7 +494,7 @@ export interface StatusPayload {
   private?: boolean;
 }
 /**
- * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (PROTOCOL.md, "Workspace
+ * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (docs/protocol.md, "Workspace
  * trust"). `enforced` is false for `off` too; clients warn when `mode` is not `off` and
  * `enforced` is false: commands then run only with the user's yes. `reason` says why it is not
  * enforced (no bubblewrap, or bubblewrap failed to start, with its first line of error).

@@ -1,4 +1,4 @@
-// The `shiro` settings the extension hands the server (PROTOCOL.md "Workspace trust"). A
+// The `shiro` settings the extension hands the server (docs/protocol.md "Workspace trust"). A
 // repository's own `.vscode/settings.json` is not the user: VS Code's Restricted Mode keeps the
 // keys package.json lists under `restrictedConfigurations` at the user's value until VS Code
 // trusts the folder, and even then MCP servers defined at workspace level are not the user's own

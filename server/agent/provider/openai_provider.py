@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator, Callable, Literal
 
 import msgspec
 
-from . import wire_chat, wire_responses
+from . import early_request, wire_chat, wire_responses
 from ...config import WireApi
 from ...trace import mark
 from .bounded_stream import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, bounded_stream_class
@@ -174,21 +174,27 @@ def _read_timeout() -> float:
 _SSL_CONTEXTS: dict[tuple[str | None, str | None], Any] = {}
 
 
-def _http_client() -> Any:
-    """The SDK's default HTTP client, with one TLS context per process (per SSL_CERT_FILE /
-    SSL_CERT_DIR, which decide it) instead of one per client: building it reads the CA bundle,
-    ~20-100 ms, which each new session's first request paid, and a warm server's children inherit."""
-    try:
-        import httpx2
-        from openai import DefaultAsyncHttpx2Client
-    except ImportError:  # an SDK without httpx2 (openai < 3): its own default client
-        return None
+def _ssl_context() -> Any:
+    """One TLS context per process (per SSL_CERT_FILE / SSL_CERT_DIR, which decide it) instead of
+    one per client: building it reads the CA bundle, ~20-100 ms, which each new session's first
+    request paid, and a warm server's children inherit."""
+    import httpx2
 
     key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
     context = _SSL_CONTEXTS.get(key)
     if context is None:
         context = _SSL_CONTEXTS[key] = httpx2.create_ssl_context()
-    return DefaultAsyncHttpx2Client(verify=context)
+    return context
+
+
+def _http_client() -> Any:
+    """The SDK's default HTTP client, with the process's TLS context (_ssl_context)."""
+    try:
+        import httpx2  # noqa: F401
+        from openai import DefaultAsyncHttpx2Client
+    except ImportError:  # an SDK without httpx2 (openai < 3): its own default client
+        return None
+    return DefaultAsyncHttpx2Client(verify=_ssl_context())
 
 
 # How long a completed response may take to end its body. The SDK gives its own drain after
@@ -206,6 +212,14 @@ async def _drain(stream: Any) -> None:
         log.debug("could not read a completed response to its end", exc_info=True)
 
 
+async def _abandon(sending: "asyncio.Future[Any]") -> None:
+    """A cancelled (or failed) first request: its send stops, or its response is closed."""
+    if not sending.done():
+        sending.cancel()
+    elif not sending.cancelled() and sending.exception() is None:
+        await sending.result().aclose()
+
+
 class OpenAIProvider:
     """One endpoint, one client. `wire_api: auto` settles on a wire the first time it is asked."""
 
@@ -215,25 +229,70 @@ class OpenAIProvider:
         self._client: Any = None
         self._wire: Literal["responses", "chat"] = "chat" if config.wire_api == "chat" else "responses"
 
-    def _get_client(self) -> Any:
+    def _api_key(self) -> str:
+        key = os.environ.get("OPENAI_API_KEY") or None
+        if key is None:
+            if not self.config.base_url:
+                raise ProviderError(MISSING_KEY_MESSAGE)
+            key = NO_KEY_PLACEHOLDER  # local servers need no key, but the SDK insists on one
+        return key
+
+    def _get_client(self, http_client: Any = None) -> Any:
+        """The SDK's client (imports the SDK the first time). `http_client`: the httpx2 client the
+        first request went out on (early_request.py), kept for the next ones."""
         if self._client is None:
-            key = os.environ.get("OPENAI_API_KEY") or None
-            if key is None:
-                if not self.config.base_url:
-                    raise ProviderError(MISSING_KEY_MESSAGE)
-                key = NO_KEY_PLACEHOLDER  # local servers need no key, but the SDK insists on one
+            key = self._api_key()
             mark("openai-import")
             from openai import AsyncOpenAI, Timeout
 
             timeout = Timeout(_read_timeout(), connect=CONNECT_TIMEOUT_S)
             self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=timeout,
-                                       http_client=_http_client())
+                                       http_client=http_client if http_client is not None else _http_client())
             mark("openai-client")
         return self._client
 
+    def _import_sdk(self, http_client: Any) -> Any:
+        """_get_client in the import thread, with no full GC pass over the SDK's import-time
+        objects (server/import_gc.py), as the preload has."""
+        from ...import_gc import paused
+
+        with paused():
+            return self._get_client(http_client)
+
+    def _path(self) -> str:
+        return "/responses" if self._wire == "responses" else "/chat/completions"
+
+    async def _open_early(self, content: bytes) -> Any:
+        """The first request of a process that has not imported the SDK: sent over httpx2 at once,
+        the SDK imported in a thread meanwhile, the response then read by the SDK (early_request.py)."""
+        key = self._api_key()
+        http = early_request.http_client(_ssl_context())
+        url = early_request.url_for(self.config.base_url, self._path())
+        sending = asyncio.ensure_future(
+            early_request.send(http, url, key, content, _read_timeout(), CONNECT_TIMEOUT_S))
+        await asyncio.sleep(0)  # the request is on its way before the import takes the GIL
+        mark("early-request-sent")
+        try:
+            # The import runs beside the wait for the model; the loop stays free for the editor.
+            client = await asyncio.to_thread(self._import_sdk, http)
+            response = await sending
+        except BaseException as exc:
+            await _abandon(sending)
+            if isinstance(exc, Exception) and not isinstance(exc, ProviderError):
+                raise translate_error(early_request.sdk_error(exc)) from exc
+            raise
+        try:
+            await early_request.raise_for_status(client, response)
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        stream_cls = bounded_stream_class(self.config.max_event_bytes, self.config.max_response_bytes)
+        return stream_cls(cast_to=object, response=response, client=client)
+
     async def _open(self, body: dict[str, Any]) -> Any:  # the SDK's AsyncStream (iterable, closable)
+        if self._client is None and early_request.eligible():
+            return await self._open_early(_encoder.encode(body))
         client = self._get_client()
-        path = "/responses" if self._wire == "responses" else "/chat/completions"
+        path = self._path()
         try:
             return await client.post(
                 path,

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Protocol
 
+import msgspec
+
 # "sandboxed-command": a command that runs inside an operating-system sandbox (see sandbox.py).
 # "unsandboxed-command": the settings ask for a sandbox that cannot be enforced here; always asked.
 ApprovalKind = Literal["edit", "command", "sandboxed-command", "unsandboxed-command"]
@@ -48,8 +50,12 @@ class ToolResult:
 class Tool:
     name: str
     description: str
-    parameters: dict[str, Any]  # JSON schema of the arguments object
     run: Callable[["ToolHost", dict[str, Any]], Awaitable[ToolResult]]
+    # A core tool's arguments, defined once (tools/arguments.py): `parameters` is derived from it
+    # and every call is checked against it before `run` sees the arguments.
+    arguments: type[msgspec.Struct] | None = None
+    # JSON schema of the arguments object: from `arguments`, or an MCP server's own schema.
+    parameters: dict[str, Any] = field(default_factory=dict)
     # Which approval this call needs under the `approvals` setting, or None when never.
     approval: ApprovalKind | None = None
     summary: Callable[[dict[str, Any]], str] = field(default=lambda args: "")
@@ -57,3 +63,9 @@ class Tool:
     preview: Callable[["ToolHost", dict[str, Any]], Awaitable[tuple[Path, str] | None]] | None = None
     # The result of a denied call when the default one would not say enough (it must say "denied").
     denied: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.arguments is not None:
+            from .arguments import json_schema  # noqa: PLC0415 - arguments imports ToolError from here
+
+            self.parameters = json_schema(self.arguments)

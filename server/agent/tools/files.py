@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from .. import workspace_fs
 from ..workspace_fs import NotRegularFile
@@ -233,6 +236,28 @@ async def _preview_write(host: ToolHost, args: dict[str, Any]) -> tuple[Path, st
 
 
 _PATH_DOC = "File path, relative to the workspace root (or absolute inside the workspace)."
+_END_LINE_DOC = (
+    "Last line to show, inclusive. Default: the end of the file "
+    f"(at most {DEFAULT_MAX_LINES} lines from start_line)."
+)
+
+
+class ReadFileArgs(msgspec.Struct, forbid_unknown_fields=True):
+    path: Annotated[str, Meta(description=_PATH_DOC)]
+    start_line: Annotated[int, Meta(ge=1, description="First line to show (1-based). Default 1.")] | UnsetType = UNSET
+    end_line: Annotated[int, Meta(ge=1, description=_END_LINE_DOC)] | UnsetType = UNSET
+
+
+class WriteFileArgs(msgspec.Struct, forbid_unknown_fields=True):
+    path: Annotated[str, Meta(description=_PATH_DOC)]
+    content: Annotated[str, Meta(description="The complete new content of the file.")]
+
+
+class EditFileArgs(msgspec.Struct, forbid_unknown_fields=True):
+    path: Annotated[str, Meta(description=_PATH_DOC)]
+    old_text: Annotated[str, Meta(description="The exact text to replace; must occur exactly once.")]
+    new_text: Annotated[str, Meta(description="The text to put in its place.")]
+
 
 READ_FILE = Tool(
     name="read_file",
@@ -243,21 +268,7 @@ READ_FILE = Tool(
         f"at most {DEFAULT_MAX_LINES} lines are returned; use start_line/end_line (1-based, "
         "inclusive) to read a part of a large file. Binary files are refused."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": _PATH_DOC},
-            "start_line": {"type": "integer", "minimum": 1, "description": "First line to show (1-based). Default 1."},
-            "end_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Last line to show, inclusive. Default: the end of the file "
-                f"(at most {DEFAULT_MAX_LINES} lines from start_line).",
-            },
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
+    arguments=ReadFileArgs,
     run=_read_file,
     summary=lambda args: f"read {args.get('path', '')}",
 )
@@ -269,15 +280,7 @@ WRITE_FILE = Tool(
         "are created. Prefer edit_file for changing part of an existing file: it is safer and "
         "shorter. Write the complete content, without line numbers. The user may reject the edit."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": _PATH_DOC},
-            "content": {"type": "string", "description": "The complete new content of the file."},
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
+    arguments=WriteFileArgs,
     run=_write_file,
     approval="edit",
     preview=_preview_write,
@@ -294,16 +297,7 @@ EDIT_FILE = Tool(
         "use an empty new_text to delete. Make several calls for several separate changes. "
         "The user may reject the edit."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": _PATH_DOC},
-            "old_text": {"type": "string", "description": "The exact text to replace; must occur exactly once."},
-            "new_text": {"type": "string", "description": "The text to put in its place."},
-        },
-        "required": ["path", "old_text", "new_text"],
-        "additionalProperties": False,
-    },
+    arguments=EditFileArgs,
     run=_edit_file,
     approval="edit",
     preview=_preview_edit,

@@ -13,10 +13,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from ..todos import STATUSES, Todo, TodoInvalid, render_todos, todo_warnings, validate_todos
-from ...state.memory import KINDS, MAX_TEXT_CHARS, MemoryEntry, MemoryRefused, ProjectMemory
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from ..todos import Todo, TodoInvalid, render_todos, todo_warnings, validate_todos
+from ...model.memory import KINDS, MemoryKind
+from ...model.todo import STATUSES, TodoStatus
+from ...state.memory import MAX_TEXT_CHARS, MemoryEntry, MemoryRefused, ProjectMemory
+from .arguments import ENUM_ORDER
 from .base import Tool, ToolHost, ToolResult
 
 _REMEMBER_DESCRIPTION = f"""Save a note to project memory: it is shown to you at the start of every future session in this project.
@@ -35,6 +41,38 @@ _TODO_DESCRIPTION = """Replace the whole task list with the given one (send ever
 Use it for work with several steps: if it should survive this turn, todo_write it (it stays visible in your instructions on every step, even after the conversation is pruned). If it should survive this session, use remember instead.
 Keep exactly one task in_progress while you work; mark a task completed as soon as it is done; use blocked with a note saying what blocks it.
 The result shows the rendered list and any warnings about it."""
+
+
+_KIND_DOC = (
+    "fact: how something is. decision: what was chosen and why. "
+    "gotcha: a trap to avoid. command: an invocation that works."
+)
+_STATUS_DOC = "pending, in_progress (exactly one at a time), completed, or blocked (then say why in note)."
+
+
+class RememberArgs(msgspec.Struct, forbid_unknown_fields=True):
+    kind: Annotated[MemoryKind, Meta(description=_KIND_DOC, extra_json_schema={ENUM_ORDER: list(KINDS)})]
+    text: Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, description="One self-contained line, no line breaks.")]
+
+
+class RecallArgs(msgspec.Struct, forbid_unknown_fields=True):
+    terms: Annotated[
+        str, Meta(min_length=1, description="Space-separated words; a note matches when it contains all of them.")
+    ]
+
+
+class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True):
+    text: Annotated[str, Meta(min_length=1, description="Text contained in the notes to remove (case-insensitive).")]
+
+
+class TodoArg(msgspec.Struct, forbid_unknown_fields=True):
+    content: Annotated[str, Meta(min_length=1, description="What the task is, one short line.")]
+    status: Annotated[TodoStatus, Meta(description=_STATUS_DOC, extra_json_schema={ENUM_ORDER: list(STATUSES)})]
+    note: Annotated[str, Meta(description="Required for blocked: what is blocking it. Optional otherwise.")] | UnsetType = UNSET
+
+
+class TodoWriteArgs(msgspec.Struct, forbid_unknown_fields=True):
+    todos: Annotated[list[TodoArg], Meta(description="The complete new task list, in order.")]
 
 
 def _error(message: str) -> ToolResult:
@@ -99,61 +137,21 @@ def memory_tools(get_memory: Callable[[], ProjectMemory], session_id: str | None
         Tool(
             name="remember",
             description=_REMEMBER_DESCRIPTION,
-            parameters={
-                "type": "object",
-                "properties": {
-                    "kind": {
-                        "type": "string",
-                        "enum": list(KINDS),
-                        "description": "fact: how something is. decision: what was chosen and why. "
-                        "gotcha: a trap to avoid. command: an invocation that works.",
-                    },
-                    "text": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": MAX_TEXT_CHARS,
-                        "description": "One self-contained line, no line breaks.",
-                    },
-                },
-                "required": ["kind", "text"],
-                "additionalProperties": False,
-            },
+            arguments=RememberArgs,
             run=remember,
             summary=lambda args: f"({args.get('kind', '?')}) {str(args.get('text', ''))[:80]}",
         ),
         Tool(
             name="recall",
             description=_RECALL_DESCRIPTION,
-            parameters={
-                "type": "object",
-                "properties": {
-                    "terms": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "Space-separated words; a note matches when it contains all of them.",
-                    },
-                },
-                "required": ["terms"],
-                "additionalProperties": False,
-            },
+            arguments=RecallArgs,
             run=recall,
             summary=lambda args: str(args.get("terms", "")),
         ),
         Tool(
             name="forget",
             description=_FORGET_DESCRIPTION,
-            parameters={
-                "type": "object",
-                "properties": {
-                    "text": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "Text contained in the notes to remove (case-insensitive).",
-                    },
-                },
-                "required": ["text"],
-                "additionalProperties": False,
-            },
+            arguments=ForgetArgs,
             run=forget,
             summary=lambda args: str(args.get("text", "")),
         ),
@@ -185,39 +183,7 @@ def todo_tool(on_change: Callable[[list[Todo]], None]) -> Tool:
     return Tool(
         name="todo_write",
         description=_TODO_DESCRIPTION,
-        parameters={
-            "type": "object",
-            "properties": {
-                "todos": {
-                    "type": "array",
-                    "description": "The complete new task list, in order.",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "content": {
-                                "type": "string",
-                                "minLength": 1,
-                                "description": "What the task is, one short line.",
-                            },
-                            "status": {
-                                "type": "string",
-                                "enum": list(STATUSES),
-                                "description": "pending, in_progress (exactly one at a time), completed, "
-                                "or blocked (then say why in note).",
-                            },
-                            "note": {
-                                "type": "string",
-                                "description": "Required for blocked: what is blocking it. Optional otherwise.",
-                            },
-                        },
-                        "required": ["content", "status"],
-                        "additionalProperties": False,
-                    },
-                }
-            },
-            "required": ["todos"],
-            "additionalProperties": False,
-        },
+        arguments=TodoWriteArgs,
         run=todo_write,
         summary=lambda args: f"{len(args['todos'])} tasks" if isinstance(args.get("todos"), list) else "",
     )

@@ -11,7 +11,10 @@ import asyncio
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from ...model.workspace_files import walk_files
 from .base import Tool, ToolError, ToolHost, ToolResult
@@ -188,6 +191,24 @@ def _open_buffers(host: ToolHost, start: Path, matches: Any) -> dict[str, str]:
 
 _SKIP_DOC = "Directories such as .git, node_modules, .venv and __pycache__ are skipped."
 
+_LIST_PATTERN_DOC = "Glob matched against paths relative to `path`. Default '**/*' (everything)."
+_GREP_GLOB_DOC = "Only search files whose path relative to `path` matches this glob, e.g. '*.py' or 'src/**/*.ts'."
+
+
+class ListFilesArgs(msgspec.Struct, forbid_unknown_fields=True):
+    pattern: Annotated[str, Meta(description=_LIST_PATTERN_DOC)] | UnsetType = UNSET
+    path: Annotated[str, Meta(description="Directory to list, relative to the workspace root. Default: the root.")] | UnsetType = UNSET
+
+
+class GrepArgs(msgspec.Struct, forbid_unknown_fields=True):
+    pattern: Annotated[str, Meta(description="Regular expression (ripgrep / Rust regex syntax).")]
+    path: Annotated[
+        str, Meta(description="File or directory to search, relative to the workspace root. Default: the root.")
+    ] | UnsetType = UNSET
+    glob: Annotated[str, Meta(description=_GREP_GLOB_DOC)] | UnsetType = UNSET
+    case_insensitive: Annotated[bool, Meta(description="Ignore case. Default false.")] | UnsetType = UNSET
+
+
 LIST_FILES = Tool(
     name="list_files",
     description=(
@@ -196,21 +217,7 @@ LIST_FILES = Tool(
         "'{a,b}' alternatives; a pattern without '/' (such as '*.py') matches file names at any "
         f"depth. {_SKIP_DOC} At most {MAX_LIST_ENTRIES:,} entries are shown."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "pattern": {
-                "type": "string",
-                "description": "Glob matched against paths relative to `path`. Default '**/*' (everything).",
-            },
-            "path": {
-                "type": "string",
-                "description": "Directory to list, relative to the workspace root. Default: the root.",
-            },
-        },
-        "required": [],
-        "additionalProperties": False,
-    },
+    arguments=ListFilesArgs,
     run=_list_files,
     summary=lambda args: f"list {args.get('pattern') or '**/*'} in {args.get('path') or '.'}",
 )
@@ -224,24 +231,7 @@ GREP = Tool(
         f"editor buffers are searched with their unsaved text. {_SKIP_DOC} Binary files are "
         f"skipped. At most {MAX_GREP_MATCHES} matches are shown."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Regular expression (ripgrep / Rust regex syntax)."},
-            "path": {
-                "type": "string",
-                "description": "File or directory to search, relative to the workspace root. Default: the root.",
-            },
-            "glob": {
-                "type": "string",
-                "description": "Only search files whose path relative to `path` matches this glob, "
-                "e.g. '*.py' or 'src/**/*.ts'.",
-            },
-            "case_insensitive": {"type": "boolean", "description": "Ignore case. Default false."},
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    },
+    arguments=GrepArgs,
     run=_grep,
     summary=lambda args: f"grep {args.get('pattern', '')!r}",
 )

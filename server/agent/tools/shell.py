@@ -12,7 +12,10 @@ import contextlib
 import os
 import shutil
 import signal
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from .base import Tool, ToolHost, ToolResult
 from .output_cap import cap_output
@@ -207,13 +210,20 @@ async def _run_command(host: ToolHost, args: dict[str, Any], sandbox: Sandbox | 
             pump.cancel()
 
 
+class RunCommandArgs(msgspec.Struct, forbid_unknown_fields=True):
+    command: Annotated[str, Meta(description="The shell command line to run.")]
+    timeout_seconds: Annotated[
+        int, Meta(ge=1, le=MAX_TIMEOUT_S, description=f"Stop the command after this many seconds. Default {DEFAULT_TIMEOUT_S}.")
+    ] | UnsetType = UNSET
+
+
 def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None) -> Tool:
     """run_command, inside `sandbox` when one is in force.
 
     A sandboxed command asks for approval of kind "sandboxed-command", which `approvals:
     auto-edit` lets through (the sandbox bounds what it can do); with `sandbox: "off"` it is
     "command". `unenforced` (why a sandbox the settings ask for cannot be had) makes it
-    "unsandboxed-command": asked about even under `approvals: auto` (PROTOCOL.md, "Workspace
+    "unsandboxed-command": asked about even under `approvals: auto` (docs/protocol.md, "Workspace
     trust"), and a deny says what to do about it. `env_names` is `sandboxEnv`."""
     where = (
         f" It runs in a {sandbox.mode} sandbox: "
@@ -249,20 +259,7 @@ def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = ()
             "processes are stopped when the command ends. Prefer read_file, list_files and grep for looking at files. "
             "The user may be asked to approve the command." + where
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The shell command line to run."},
-                "timeout_seconds": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_TIMEOUT_S,
-                    "description": f"Stop the command after this many seconds. Default {DEFAULT_TIMEOUT_S}.",
-                },
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
+        arguments=RunCommandArgs,
         run=run,
         approval="sandboxed-command" if sandbox is not None else "unsandboxed-command" if unenforced else "command",
         summary=lambda args: f"{label}: {args.get('command', '')}",

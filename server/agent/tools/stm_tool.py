@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from ...state.atomic import StateError
 from ...state.short_term_memory import MAX_CATEGORIES, MAX_TEXT_CHARS, StmRecord
@@ -23,21 +26,13 @@ Pass `categories` ({{name: text}}) to keep named sections instead (e.g. goal, de
 This is not long-term memory: when the user asks you to remember something for good, use `remember` instead.
 Each text is at most {MAX_TEXT_CHARS} characters; at most {MAX_CATEGORIES} sections."""
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "summary": {
-            "type": "string",
-            "description": "The whole running summary, replacing the previous one (in a category block: the section `summary`).",
-        },
-        "categories": {
-            "type": "object",
-            "description": "Named sections, {name: text}; updates those sections only. An empty text removes a section.",
-            "additionalProperties": {"type": "string"},
-        },
-    },
-    "additionalProperties": False,
-}
+_SUMMARY_DOC = "The whole running summary, replacing the previous one (in a category block: the section `summary`)."
+_CATEGORIES_DOC = "Named sections, {name: text}; updates those sections only. An empty text removes a section."
+
+
+class ShortTermMemoryArgs(msgspec.Struct, forbid_unknown_fields=True):
+    summary: Annotated[str, Meta(description=_SUMMARY_DOC)] | UnsetType = UNSET
+    categories: Annotated[dict[str, str], Meta(description=_CATEGORIES_DOC)] | UnsetType = UNSET
 
 Write = Callable[[str | None, dict[str, str] | None], StmRecord]
 
@@ -71,4 +66,4 @@ def short_term_memory_tool(write: Write) -> Tool:
             return ", ".join(args["categories"])
         return str(args.get("summary", ""))[:80]
 
-    return Tool(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, summary=summarize)
+    return Tool(name=TOOL_NAME, description=DESCRIPTION, arguments=ShortTermMemoryArgs, run=run, summary=summarize)

@@ -1,9 +1,9 @@
 """The terminal client's side of the wire: reach `shiro-lsp`, speak LSP to it, fan notifications out.
 
 Everything the terminal shows comes through here; there is no second path into the agent. The
-server is a warm one attached over the user's socket (client/launch.py) or `sys.executable -m
+server is a warm one attached over the user's socket (clients/terminal/launch.py) or `sys.executable -m
 shiro_neko` over stdio, either way started in the user's directory, which is the one workspace
-folder. The wire is client/jsonrpc.py (plain JSON, no pygls: see there why).
+folder. The wire is clients/terminal/jsonrpc.py (plain JSON, no pygls: see there why).
 `workspace/applyEdit` and `workspace/configuration` are not advertised: the server writes files
 itself and takes its settings from `initializationOptions`.
 """
@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
+
+import msgspec
 
 from .. import protocol as wire
 from ..trace import mark
@@ -55,13 +57,24 @@ class ServerGone(Exception):
 Approver = Callable[[str, list[str]], Awaitable[str | None]]
 
 
+def decoded(params: Any, kind: Any) -> Any:
+    """A notification's params as `kind`, its protocol.py type (a Struct or the Event union); None
+    (and dropped) if they do not fit it: a newer server's event type, or a payload this client
+    cannot read, never breaks the client."""
+    try:
+        return msgspec.convert(params, kind)
+    except msgspec.ValidationError as exc:
+        log.debug("dropped a notification that does not fit %s: %s", getattr(kind, "__name__", kind), exc)
+        return None
+
+
 @dataclass
 class Listeners:
     """Where notifications go. The UI replaces these; defaults drop them."""
 
-    event: Callable[[dict[str, Any]], None] = lambda p: None
-    todos: Callable[[dict[str, Any]], None] = lambda p: None
-    status: Callable[[dict[str, Any]], None] = lambda p: None
+    event: Callable[[wire.Event], None] = lambda p: None
+    todos: Callable[[wire.TodosNotification], None] = lambda p: None
+    status: Callable[[wire.StatusPayload], None] = lambda p: None
     message: Callable[[int, str], None] = lambda t, m: None  # window/showMessage
     approve: Approver | None = None  # window/showMessageRequest; None answers null (= deny)
     gone: Callable[[str], None] = lambda why: None  # the server exited before `close`
@@ -191,14 +204,25 @@ class Connection:
 
     # -- notifications and server requests ------------------------------------------------
     def _on_notify(self, method: str, params: Any) -> None:
-        params = params if isinstance(params, dict) else {}
+        # The server's own notifications arrive as protocol.py's Structs (NOTIFICATIONS); any
+        # other method is ignored: a newer server may send ones this client does not know.
         if method == wire.EVENT:
-            self.listeners.event(params)
-        elif method == wire.TODOS_NOTIFICATION:
-            self.listeners.todos(params)
-        elif method == wire.STATUS_NOTIFICATION:
-            self.listeners.status(params)
-        elif method == "window/logMessage":
+            event: wire.Event | None = decoded(params, wire.Event)
+            if event is not None:
+                self.listeners.event(event)
+            return
+        if method == wire.TODOS_NOTIFICATION:
+            todos: wire.TodosNotification | None = decoded(params, wire.TodosNotification)
+            if todos is not None:
+                self.listeners.todos(todos)
+            return
+        if method == wire.STATUS_NOTIFICATION:
+            status: wire.StatusPayload | None = decoded(params, wire.StatusPayload)
+            if status is not None:
+                self.listeners.status(status)
+            return
+        params = params if isinstance(params, dict) else {}
+        if method == "window/logMessage":
             self.log_lines.append(str(params.get("message", "")))
         elif method == "window/showMessage":
             self.listeners.message(int(params.get("type", 3)), str(params.get("message", "")))
@@ -219,7 +243,8 @@ class Connection:
     # -- commands -------------------------------------------------------------------------
     async def command(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         if self.rpc is None or self.rpc.lost is not None:
-            raise ServerGone(self._why("the language server is not running"))
+            lost = ConnectionLost(self.rpc.lost) if self.rpc is not None and self.rpc.lost else None
+            raise ServerGone(self._why("the language server is not running", lost))
         return await self._answer(name, self.rpc.request("workspace/executeCommand", {"command": name, "arguments": [args or {}]}))
 
     async def _answer(self, name: str, pending: Awaitable[Any]) -> dict[str, Any]:
@@ -245,8 +270,12 @@ class Connection:
     async def abort(self) -> dict[str, Any]:
         return await self.command(wire.ABORT, {})
 
-    async def status(self) -> dict[str, Any]:
-        return await self.command(wire.STATUS, {})
+    async def status(self) -> wire.StatusPayload:
+        result = await self.command(wire.STATUS, {})
+        try:
+            return msgspec.convert(result, wire.StatusPayload)
+        except msgspec.ValidationError as exc:
+            raise CommandError(wire.STATUS, f"an answer this client cannot read ({exc})") from None
 
     async def new_session(self, private: bool = False) -> dict[str, Any]:
         return await self.command(wire.NEW_SESSION, {"private": True} if private else {})

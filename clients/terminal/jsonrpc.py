@@ -16,6 +16,8 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
+from .framing import MalformedFrame, frame, read_frame
+
 log = logging.getLogger(__name__)
 
 METHOD_NOT_FOUND = -32601
@@ -46,7 +48,7 @@ class JsonRpc:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | Any,
                  on_notify: Notify, on_request: Serve, first_id: int = 0) -> None:
         """`first_id`: requests up to this id were written to the stream before it was handed
-        over (client/initialize.py); `expect` waits for their answers."""
+        over (clients/terminal/initialize.py); `expect` waits for their answers."""
         self.reader, self.writer = reader, writer
         self.on_notify, self.on_request = on_notify, on_request
         self._next_id = first_id
@@ -61,7 +63,7 @@ class JsonRpc:
             raise ConnectionLost(self.lost)
         body = _encode(message)
         try:
-            self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            self.writer.write(frame(body))
         except (OSError, RuntimeError) as exc:  # a closed pipe or transport
             raise ConnectionLost(str(exc) or type(exc).__name__) from None
 
@@ -99,36 +101,24 @@ class JsonRpc:
                 raise ConnectionLost(str(exc) or type(exc).__name__) from None
 
     # -- receiving -------------------------------------------------------------------------
-    async def _read_frame(self) -> bytes | None:
-        length = None
-        while True:
-            line = await self.reader.readline()
-            if not line:
-                return None
-            if line in (b"\r\n", b"\n"):
-                if length is None:
-                    continue  # stray blank line between frames
-                break
-            name, _, value = line.decode("ascii", "replace").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value.strip())
-        return await self.reader.readexactly(length)
-
     async def _read_loop(self) -> None:
         why = "the server closed the connection"
         try:
             while True:
-                frame = await self._read_frame()
-                if frame is None:
+                body = await read_frame(self.reader)
+                if body is None:
                     break
                 try:
-                    message = _decode(frame)
-                except msgspec.DecodeError as exc:
+                    message = _decode(body)
+                except msgspec.DecodeError as exc:  # well framed: the next frame is still found
                     log.debug("undecodable frame: %s", exc)
                     continue
                 if isinstance(message, dict):
                     self._dispatch(message)
-        except (asyncio.IncompleteReadError, ConnectionError, OSError, ValueError) as exc:
+        except MalformedFrame as exc:  # where the next message starts is unknown (clients/terminal/framing.py)
+            why = f"malformed LSP frame from the server ({exc})"
+            log.error("%s; closing the connection", why)
+        except (ConnectionError, OSError) as exc:
             why = f"the connection broke ({exc})"
         finally:
             self._lose(why)

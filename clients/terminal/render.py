@@ -1,6 +1,7 @@
 """Plain-text rendering for the terminal client: events, task list, status, tables, the exit text.
 
-Everything here is a pure function from protocol payloads to *lines*: lists of `(style, text)`
+Everything here is a pure function from protocol payloads (events and the status as protocol.py's
+Structs, decoded by clients/terminal/connection.py; command results as JSON) to *lines*: lists of `(style, text)`
 fragments with a style from `STYLES`. The interactive UI hands them to prompt_toolkit; `-p` turns
 them into text with or without ANSI colours (`to_ansi`).
 """
@@ -11,6 +12,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from .. import protocol as wire
 from ..protocol import NEVER_WRITTEN
 
 Fragment = tuple[str, str]
@@ -87,19 +89,10 @@ def summarize_input(tool: str, args: Any) -> str:
     return one_line(" ".join(parts), 80)
 
 
-def tool_call_line(event: dict[str, Any]) -> Line:
-    name = str(event.get("toolName", "tool"))
-    summary = summarize_input(name, event.get("input"))
+def tool_call_line(event: wire.ToolCallEvent) -> Line:
+    name = event.toolName or "tool"
+    summary = summarize_input(name, event.input)
     return [("dim", f"→ {name}" + (f" {summary}" if summary else ""))]
-
-
-def _output_text(output: Any) -> str:
-    if isinstance(output, str):
-        return output
-    try:
-        return json.dumps(output, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(output)
 
 
 _COUNT_ONLY = {"read_file", "list_files", "grep", "recall"}  # their single line is content, not a verdict
@@ -109,11 +102,10 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def tool_result_line(event: dict[str, Any], tool: str = "") -> Line:
-    text = _output_text(event.get("output", "")).strip()
-    lines = text.splitlines()
+def tool_result_line(event: wire.ToolResultEvent, tool: str = "") -> Line:
+    lines = event.output.strip().splitlines()
     label = f"{tool}: " if tool else ""
-    if event.get("isError"):
+    if event.isError:
         return [("red", "  ✗ " + label + one_line(lines[0] if lines else "failed", 96))]
     if not lines:
         return [("dim", f"  ✓ {label}done")]
@@ -128,34 +120,32 @@ class ToolNames:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
 
-    def note(self, event: dict[str, Any]) -> str:
-        call_id = str(event.get("toolCallId", ""))
-        if event.get("type") == "tool_call":
-            self.names[call_id] = str(event.get("toolName", ""))
-            return self.names[call_id]
-        return self.names.pop(call_id, "")
+    def note(self, event: wire.ToolCallEvent | wire.ToolResultEvent) -> str:
+        if isinstance(event, wire.ToolCallEvent):
+            self.names[event.toolCallId] = event.toolName
+            return event.toolName
+        return self.names.pop(event.toolCallId, "")
 
 
-def event_lines(event: dict[str, Any], tools: ToolNames | None = None) -> list[Line]:
+def event_lines(event: wire.Event, tools: ToolNames | None = None) -> list[Line]:
     """Lines for one event other than text deltas (those go through `TextStream`)."""
-    kind = event.get("type")
-    name = tools.note(event) if tools is not None and kind in ("tool_call", "tool_result") else ""
-    if kind == "tool_call":
+    if isinstance(event, wire.ToolCallEvent):
+        if tools is not None:
+            tools.note(event)
         return [tool_call_line(event)]
-    if kind == "tool_result":
-        return [tool_result_line(event, name)]
-    if kind == "notice":
-        return [[("yellow", f"! {event.get('message', '')}")]]
-    if kind == "compacted":
-        return [[("dim", str(event.get("message") or f"context compacted: {event.get('before')} messages pruned to {event.get('after')} on the wire"))]]
-    if kind == "queued":
-        return [[("dim", f"queued ({event.get('position', 1)})")]]
-    if kind == "turn_end":
-        status = event.get("status")
-        if status == "aborted":
+    if isinstance(event, wire.ToolResultEvent):
+        return [tool_result_line(event, tools.note(event) if tools is not None else "")]
+    if isinstance(event, wire.NoticeEvent):
+        return [[("yellow", f"! {event.message}")]]
+    if isinstance(event, wire.CompactedEvent):
+        return [[("dim", event.message or f"context compacted: {event.before} messages pruned to {event.after} on the wire")]]
+    if isinstance(event, wire.QueuedEvent):
+        return [[("dim", f"queued ({event.position})")]]
+    if isinstance(event, wire.TurnEndEvent):
+        if event.status == "aborted":
             return [[("yellow", "aborted")]]
-        if status == "error":
-            return [[("red", f"error: {event.get('error') or 'the turn failed'}")]]
+        if event.status == "error":
+            return [[("red", f"error: {event.error or 'the turn failed'}")]]
     return []
 
 
@@ -171,55 +161,50 @@ def todo_lines(rendered: str) -> list[Line]:
     return out
 
 
-def gauge(status: dict[str, Any] | None) -> Fragment:
-    if not status:
+def gauge(status: wire.StatusPayload | None) -> Fragment:
+    if status is None:
         return ("dim", "ctx  --")
-    percent = float(status.get("contextPercent") or 0.0)
-    return (LEVEL_STYLE.get(str(status.get("level")), "green"), f"ctx {percent:.1f}%")
+    return (LEVEL_STYLE.get(status.level, "green"), f"ctx {status.contextPercent:.1f}%")
 
 
-def sandbox_badge(status: dict[str, Any] | None) -> Fragment | None:
+def sandbox_badge(status: wire.StatusPayload | None) -> Fragment | None:
     """`shiro/status.sandbox` when the sandbox the settings ask for is not enforced (every command
     then asks first); nothing while it holds or is set `off`."""
-    sandbox = (status or {}).get("sandbox")
-    if not isinstance(sandbox, dict) or sandbox.get("enforced") or sandbox.get("mode") in (None, "off"):
+    if status is None or status.sandbox.enforced or status.sandbox.mode == "off":
         return None
-    return ("red", f"  sandbox {sandbox.get('mode')} NOT enforced")
+    return ("red", f"  sandbox {status.sandbox.mode} NOT enforced")
 
 
-def _tokens(n: Any) -> str:
-    n = int(n or 0)
+def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def cost_text(status: dict[str, Any] | None) -> str:
-    if not status:
+def cost_text(status: wire.StatusPayload | None) -> str:
+    if status is None:
         return ""
-    cost = status.get("costUsd")
-    money = f"${cost:.4f}" if isinstance(cost, (int, float)) else "$?"
-    return f"↑{_tokens(status.get('inputTokens'))} ↓{_tokens(status.get('outputTokens'))} {money}"
+    money = f"${status.costUsd:.4f}" if status.costUsd is not None else "$?"
+    return f"↑{_tokens(status.inputTokens)} ↓{_tokens(status.outputTokens)} {money}"
 
 
-def _side_lines(status: dict[str, Any]) -> list[Line]:
+def _side_lines(status: wire.StatusPayload) -> list[Line]:
     """The side requests' share of the figures above (summaries of pruned history, /compact, /memory)."""
-    tokens_in, tokens_out = int(status.get("sideInputTokens") or 0), int(status.get("sideOutputTokens") or 0)
+    tokens_in, tokens_out = status.sideInputTokens, status.sideOutputTokens
     if not (tokens_in or tokens_out):
         return []
-    cost = status.get("sideCostUsd")
-    money = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
+    money = f", ${status.sideCostUsd:.4f}" if status.sideCostUsd is not None else ""
     return [[("dim", f"    of which side requests (summaries, /compact, /memory): {tokens_in:,} in, {tokens_out:,} out{money}")]]
 
 
-def cost_lines(status: dict[str, Any]) -> list[Line]:
-    cost = status.get("costUsd")
+def cost_lines(status: wire.StatusPayload) -> list[Line]:
+    cost = status.costUsd
     return [
         [("bold", "cost")],
-        [("", f"  model          {status.get('provider', '?')}/{status.get('model', '?')}")],
-        [("", f"  input tokens   {int(status.get('inputTokens') or 0):,}")],
-        [("", f"  output tokens  {int(status.get('outputTokens') or 0):,}")],
-        [("", "  cost           " + (f"${cost:.4f}" if isinstance(cost, (int, float)) else "unknown (no price for this model)"))],
+        [("", f"  model          {status.provider}/{status.model}")],
+        [("", f"  input tokens   {status.inputTokens:,}")],
+        [("", f"  output tokens  {status.outputTokens:,}")],
+        [("", "  cost           " + (f"${cost:.4f}" if cost is not None else "unknown (no price for this model)"))],
         *_side_lines(status),
-        [("", f"  context        {status.get('contextTokens', 0):,} of {status.get('contextThreshold', 0):,} estimated tokens"), ("", " "), gauge(status)],
+        [("", f"  context        {status.contextTokens:,} of {status.contextThreshold:,} estimated tokens"), ("", " "), gauge(status)],
     ]
 
 

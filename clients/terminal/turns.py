@@ -1,6 +1,6 @@
 """`shiro -p` and interactive `shiro`: connect to a language server, then run one turn or the chat UI.
 
-Imported by client/main.py only once it knows a server is needed (and after the warm server's
+Imported by clients/terminal/main.py only once it knows a server is needed (and after the warm server's
 handshake is on its way): this is where asyncio and the wire layer come in.
 """
 

@@ -1,4 +1,4 @@
-"""Workspace trust in the terminal (PROTOCOL.md "Workspace trust"): the one question before the
+"""Workspace trust in the terminal (docs/protocol.md "Workspace trust"): the one question before the
 first turn, `shiro trust [DIR]`, and the settings the client sends once that is settled.
 
 The question covers every project file that holds something back (`.shiro-neko/settings.json`'s

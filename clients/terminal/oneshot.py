@@ -66,16 +66,15 @@ class OneShot:
     def _note(self, line: render.Line) -> None:
         print(render.to_ansi(line, self.color), file=self.err, flush=True)
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "text_delta":
-            lines = self.stream.feed(str(event.get("text", "")))
+    def on_event(self, event: wire.Event) -> None:
+        if isinstance(event, wire.TextDeltaEvent):
+            lines = self.stream.feed(event.text)
             if self.stream_out:
                 self._write_blocks(self.blocks.feed(lines))
             return
-        if kind == "tool_call":
+        if isinstance(event, wire.ToolCallEvent):
             self._end_text()
-        if kind == "turn_end":  # the result of shiro.chat reports the outcome
+        if isinstance(event, wire.TurnEndEvent):  # the result of shiro.chat reports the outcome
             return
         for line in render.event_lines(event, self.tools):
             self._note(line)

@@ -10,13 +10,13 @@
 
 The client starts the language server (`python -m shiro_neko`) or attaches to a warm one, and
 speaks LSP to it; the flags travel as `initializationOptions`. `shiro sessions` needs no server:
-it reads the session store in this process (client/local_sessions.py). Nothing here talks to the
+it reads the session store in this process (clients/terminal/local_sessions.py). Nothing here talks to the
 network: only the server contacts the model endpoint.
 
 This module is the entry point and stays small (docs/performance.md): it imports argparse and
 nothing heavy, makes the warm server's handshake (stdlib only) before anything else is imported,
 so the forked server gets ready while the client imports the rest, and only then loads what
-the command needs: asyncio and the wire layer for a turn (client/turns.py), prompt_toolkit only
+the command needs: asyncio and the wire layer for a turn (clients/terminal/turns.py), prompt_toolkit only
 for the interactive UI, the session store only for `shiro sessions`.
 """
 
@@ -117,8 +117,10 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     from .warm_client import handshake
 
     # The server first (a warm one forks at once; else a cold one starts its imports): it gets
-    # ready while this process imports asyncio and the wire layer (client/turns.py).
-    env = server_env(prompt_coming=True)
+    # ready while this process imports asyncio and the wire layer (clients/terminal/turns.py).
+    # Interactive: the SDK is imported while the user types. `-p`: not before the request, which
+    # leaves without it (server/agent/provider/early_request.py); the import would only delay it.
+    env = server_env(prompt_coming=prompt is None)
     shake = handshake(cwd, env)
     early: object = shake if shake is not None else spawn_early(cwd, env)
     from .initialize import initialize_frame, send_early, settings_with_flags

@@ -154,8 +154,8 @@ class Interactive:
     def __init__(self, conn: Connection, cwd: Path) -> None:
         self.conn, self.cwd = conn, cwd
         self.session_id: str | None = None
-        self.statuses: dict[str, dict[str, Any]] = {}
-        self.last_status: dict[str, Any] | None = None
+        self.statuses: dict[str, wire.StatusPayload] = {}
+        self.last_status: wire.StatusPayload | None = None
         self.todos: dict[str, str] = {}
         self.stream = render.TextStream()
         self.blocks = MarkdownBlocks()
@@ -201,39 +201,38 @@ class Interactive:
         self._show_text(self.stream.flush(), end=True)
 
     @property
-    def status(self) -> dict[str, Any] | None:
+    def status(self) -> wire.StatusPayload | None:
         return self.statuses.get(self.session_id or "") or self.last_status
 
     @property
     def busy(self) -> bool:
-        status = self.status or {}
-        return self.chats > 0 or bool(status.get("running")) or bool(status.get("queued"))
+        status = self.status
+        return self.chats > 0 or (status is not None and (status.running or status.queued > 0))
 
     # -- notifications --------------------------------------------------------------------
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "text_delta":
-            self._show_text(self.stream.feed(str(event.get("text", ""))))
+    def on_event(self, event: wire.Event) -> None:
+        if isinstance(event, wire.TextDeltaEvent):
+            self._show_text(self.stream.feed(event.text))
             self.redraw()
             return
-        if kind in ("reasoning_delta", "turn_start"):
+        if isinstance(event, (wire.ReasoningDeltaEvent, wire.TurnStartEvent)):
             return
-        if kind != "queued":
+        if not isinstance(event, wire.QueuedEvent):
             self._flush_text()
-        if kind == "turn_end":
+        if isinstance(event, wire.TurnEndEvent):
             self._drop_approvals(keep_trust=True)
         lines = render.event_lines(event, self.tools)
         if lines:
             self.say(*lines)
         self.redraw()
 
-    def on_status(self, payload: dict[str, Any]) -> None:
-        self.statuses[str(payload.get("sessionId"))] = payload
+    def on_status(self, payload: wire.StatusPayload) -> None:
+        self.statuses[payload.sessionId] = payload
         self.last_status = payload
         self.redraw()
 
-    def on_todos(self, payload: dict[str, Any]) -> None:
-        self.todos[str(payload.get("sessionId"))] = str(payload.get("rendered") or "") if payload.get("todos") else ""
+    def on_todos(self, payload: wire.TodosNotification) -> None:
+        self.todos[payload.sessionId] = payload.rendered if payload.todos else ""
         self.redraw()
 
     async def approve(self, message: str, actions: list[str]) -> str | None:
@@ -298,11 +297,11 @@ class Interactive:
         badge = render.sandbox_badge(status)
         if badge is not None:
             fragments.append((f"class:{badge[0]}", badge[1]))
-        if status:
-            fragments.append(("class:dim", f"  {status.get('model', '')}  {render.cost_text(status)}"))
+        if status is not None:
+            fragments.append(("class:dim", f"  {status.model}  {render.cost_text(status)}"))
         if self.busy:
             fragments.append(("class:cyan", "  ● working"))
-        queued = int((status or {}).get("queued") or 0)
+        queued = status.queued if status is not None else 0
         if queued:
             fragments.append(("class:yellow", f"  queued ({queued})"))
         if time.monotonic() - self.last_ctrl_c < CTRL_C_WINDOW_S:
@@ -562,9 +561,9 @@ class Interactive:
         except CommandError:
             prompts = []
         status = await self.conn.status()  # also makes the workspace's current session
-        self.session_id = self.session_id or str(status.get("sessionId"))
+        self.session_id = self.session_id or status.sessionId
         self.on_status(status)
-        self.say([("bold", "shiro-neko"), ("dim", f"  {status.get('model', '')} · {self.cwd} · /help · Esc aborts · Ctrl-D leaves")])
+        self.say([("bold", "shiro-neko"), ("dim", f"  {status.model} · {self.cwd} · /help · Esc aborts · Ctrl-D leaves")])
         if resumed is not None:
             self.say(*render.resumed_lines(resumed))
         session: PromptSession[str] = PromptSession(

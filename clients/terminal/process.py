@@ -1,4 +1,4 @@
-"""The client process's own edges, stdlib only (imported before asyncio, see client/main.py):
+"""The client process's own edges, stdlib only (imported before asyncio, see clients/terminal/main.py):
 the environment its language server gets, the server spawned first thing, and the exit."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def server_env(prompt_coming: bool) -> dict[str, str]:
 
 def spawn_early(cwd: Path, env: dict[str, str]) -> "subprocess.Popen[bytes] | None":
     """`python -m shiro_neko` on three pipes, started before the client imports asyncio and the
-    wire layer, so its cold start overlaps them (client/launch.py links it to asyncio later).
+    wire layer, so its cold start overlaps them (clients/terminal/launch.py links it to asyncio later).
     None if it could not be started: the later spawn tries again and reports why."""
     import subprocess
 

@@ -1,6 +1,6 @@
 """`shiro -p` on a warm server: the turn starts while the client is still importing.
 
-The client writes `initialize` into the warm child's pipe first thing (client/initialize.py).
+The client writes `initialize` into the warm child's pipe first thing (clients/terminal/initialize.py).
 This thread then waits for its answer and, the moment it is there, sends `initialized` and the
 `shiro.chat` of the prompt, so the server builds and sends the first provider request while the
 main thread imports asyncio, msgspec and the wire layer. LSP's order holds: nothing follows
@@ -17,32 +17,27 @@ import json
 import os
 import threading
 
+from .framing import next_frame
 from .initialize import INITIALIZE_ID, frame, send_early
 
 CHAT_ID = INITIALIZE_ID + 1
 
 
 def _initialize_answer(data: bytes) -> dict[str, object] | None:
-    """The answer to `initialize` among the whole frames at the start of `data`, if there yet."""
+    """The answer to `initialize` among the whole frames at the start of `data`, if there yet.
+    Raises clients/terminal/framing.py's MalformedFrame (a ValueError) on a broken frame."""
     at = 0
     while True:
-        end = data.find(b"\r\n\r\n", at)
-        if end < 0:
+        found = next_frame(data, at)
+        if found is None:
             return None
-        length = None
-        for line in data[at:end].split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value.strip())
-        if length is None:
-            raise ValueError("a frame without Content-Length")
-        body = data[end + 4:end + 4 + length]
-        if len(body) < length:
-            return None
-        message = json.loads(body)
+        body, at = found
+        try:
+            message = json.loads(body)
+        except ValueError:  # well framed, so the next frame is still found (as clients/terminal/jsonrpc.py does)
+            continue
         if isinstance(message, dict) and message.get("id") == INITIALIZE_ID and "method" not in message:
             return message
-        at = end + 4 + length
 
 
 class ChatAhead:

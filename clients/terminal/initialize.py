@@ -1,8 +1,8 @@
 """The `initialize` request the client opens with, built and (on a warm server) sent before
-asyncio and the wire layer are imported: stdlib only (client/main.py, docs/performance.md).
+asyncio and the wire layer are imported: stdlib only (clients/terminal/main.py, docs/performance.md).
 
 Only `initialize` goes early: LSP lets nothing else be sent before its answer, so `initialized`
-and the first command still wait for it (client/connection.py). What it saves is the time the
+and the first command still wait for it (clients/terminal/connection.py). What it saves is the time the
 server takes to answer, which now overlaps the client's own imports.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from . import framing
 
 INITIALIZE_ID = 1  # the first request of the connection (JsonRpc numbers the rest after it)
 
@@ -42,7 +43,7 @@ def init_options(
 
 def settings_with_flags(args: argparse.Namespace, cwd: Path, report: Any, loaded: Any = None) -> dict[str, Any]:
     """The user settings file merged under the flags; `report(text)` names each problem of the file.
-    `loaded`: the files as client/trust.py read them (with the user's trust); else read here,
+    `loaded`: the files as clients/terminal/trust.py read them (with the user's trust); else read here,
     trusting nothing of the project's."""
     from ..user_settings import load_user_settings, merge
 
@@ -84,9 +85,9 @@ def initialize_params(cwd: Path, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def frame(message: dict[str, Any]) -> bytes:
-    """One message framed as client/jsonrpc.py frames it (stdlib json: msgspec is not loaded yet)."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    """One message, framed by clients/terminal/framing.py as clients/terminal/jsonrpc.py frames it (stdlib json:
+    msgspec is not loaded yet)."""
+    return framing.frame(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def initialize_frame(cwd: Path, options: dict[str, Any]) -> bytes:

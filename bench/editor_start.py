@@ -1,0 +1,139 @@
+"""A freshly opened editor: spawn `shiro-lsp` -> `initialize` answered -> the first chat request.
+
+An editor always starts its language server cold (VS Code activates the extension on
+`onStartupFinished`, which starts the server at once: clients/vscode/src/extension.ts). The raw
+client (bench/common/lsp_driver.py) sends `initialize` as soon as the process is spawned, as
+editors do, then `initialized` and a `shiro.chat` at once (a prompt typed before the server was
+ready). The fake provider (bench/common/fake_child.py, a child process) answers with a short text.
+Per run, from just before the spawn:
+
+- to_initialize_ms: the `initialize` answer has been read;
+- to_first_request_ms: the fake read the first request's first byte;
+- to_chat_answer_ms: the `shiro.chat` answer (the turn is over);
+- server marks (SHIRO_TRACE): server_main_ms (the interpreter is up), server_imported_ms (the LSP
+  layer imported), early_request_ms (the first request handed to httpx2 before the SDK,
+  agent/provider/early_request.py), openai_import_ms / openai_client_ms (the SDK import's start
+  and end, in its thread).
+
+The floors of the same run, each in a fresh interpreter between the runs: `python -c pass`,
+`import openai`, `import pygls.server, lsprotocol.types`, and `import shiro_neko.lsp` (our LSP
+layer with the libraries it needs). The package is byte-compiled first (common/bytecode.py).
+One warm-up run (page cache), then --runs runs: median, min, max.
+
+Targets (issue 28): initialize <= 300 ms, first request <= 550 ms after spawn.
+
+Run: python bench/editor_start.py [--runs 5] [--quick]   Writes bench/results/editor_start.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common.bytecode import compile_package  # noqa: E402
+from common.fake_child import FakeChild  # noqa: E402
+from common.lsp_driver import Server, server_env  # noqa: E402
+from common.stats import summary, write_result  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "editor_start.json"
+TARGETS = {"to_initialize_ms": 300, "to_first_request_ms": 550}
+FLOORS = {
+    "python_-c_pass": "pass",
+    "import_openai": "import openai",
+    "import_pygls_lsprotocol": "import pygls.server, lsprotocol.types",
+    "import_shiro_lsp_layer": "import shiro_neko.lsp",
+}
+MARKS = {"server_main_ms": "server-main", "server_imported_ms": "server-imported",
+         "server_initialize_ms": "server-initialize", "early_request_ms": "early-request-sent",
+         "openai_import_ms": "openai-import", "openai_client_ms": "openai-client"}
+
+
+def marks_of(path: Path) -> dict[str, int]:
+    out: dict[str, int] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            ns, _, name = line.split(" ", 2)
+            out.setdefault(name, int(ns))
+    return out
+
+
+def run_once(python: str, fake: FakeChild) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="shiro-bench-editor-") as tmp:
+        ws, trace = Path(tmp, "ws"), Path(tmp, "trace")
+        ws.mkdir()
+        (ws / "hello.py").write_text("print('hello')\n")
+        env = server_env(Path(tmp, "home"), fake.base_url, SHIRO_TRACE=str(trace))
+        fake.script({"text": "Hello from the fake.", "chunks": 3})
+        t0 = time.monotonic_ns()
+        server = Server(ws, env, {"memory": {"enabled": False}}, python=python)  # spawn + initialize
+        t_init = time.monotonic_ns()
+        try:
+            result = server.command("shiro.chat", {"prompt": "say hello"})
+            t_answer = time.monotonic_ns()
+        finally:
+            server.close()
+        if result.get("status") != "completed":
+            raise SystemExit(f"the chat did not complete: {result}")
+        reqs = fake.requests()
+        marks = marks_of(trace)
+    sample: dict[str, Any] = {
+        "to_initialize_ms": (t_init - t0) / 1e6,
+        "to_first_request_ms": (reqs[0]["first_byte_ns"] - t0) / 1e6 if reqs else None,
+        "to_chat_answer_ms": (t_answer - t0) / 1e6,
+    }
+    for key, name in MARKS.items():
+        sample[key] = (marks[name] - t0) / 1e6 if name in marks else None
+    return sample
+
+
+def timed(argv: list[str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(argv, check=True)
+    return (time.perf_counter() - t) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="5 runs")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    runs = 5 if args.quick else max(5, args.runs)
+    compile_package(args.python)
+    floor_ms: dict[str, list[float]] = {name: [] for name in FLOORS}
+    samples = []
+    with FakeChild() as fake:
+        run_once(args.python, fake)  # warm-up: page cache
+        for _ in range(runs):
+            samples.append(run_once(args.python, fake))
+            for name, code in FLOORS.items():  # between the runs: the same load
+                floor_ms[name].append(timed([args.python, "-c", code]))
+    keys = list(samples[0])
+    cold = {k: summary([s[k] for s in samples if s[k] is not None], unit="") for k in keys}
+    floors = {f"{name}_ms": summary(values, unit="") for name, values in floor_ms.items()}
+    met = {k: cold[k].get("median_", float("inf")) <= v for k, v in TARGETS.items()}
+    # Against the libraries the server cannot start without, so a loaded machine reads the same.
+    ratios = {
+        "initialize_to_pygls_floor": round(cold["to_initialize_ms"]["median_"]
+                                           / floors["import_pygls_lsprotocol_ms"]["median_"], 2),
+        "first_request_to_pygls_floor": round(cold["to_first_request_ms"]["median_"]
+                                              / floors["import_pygls_lsprotocol_ms"]["median_"], 2),
+    }
+    write_result(args.out, {"cold_editor_start": cold, "floors": floors, "ratios": ratios,
+                            "targets": TARGETS, "targets_met": met})
+    for k in keys:
+        print(f"{k:<24} {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})")
+    for k, v in floors.items():
+        print(f"{k:<32} {v['median_']:>9}")
+    print(ratios, met)
+
+
+if __name__ == "__main__":
+    main()
