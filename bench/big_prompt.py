@@ -30,7 +30,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=50)
     parser.add_argument("--slow-log", help="copy the server's stderr, with PYTHONASYNCIODEBUG's slow-callback lines, here")
-    parser.add_argument("--profile", help="py-spy collapsed stacks of the server into this file")
+    parser.add_argument("--profile", help="a py-spy profile of the server (speedscope JSON: samples per thread, in order) into this file")
     args = parser.parse_args()
     prompt = ("All work and no play makes a dull prompt. " * 1 + "\n") * int(args.mb * 1024 * 1024 / 43)
     out: dict[str, object] = {"prompt_mb": round(len(prompt) / 1024 / 1024, 1)}
@@ -41,7 +41,7 @@ def main() -> None:
         log = open(Path(tmp) / "server.log", "wb")
         argv = None
         if args.profile:
-            argv = ["py-spy", "record", "--threads", "--format", "raw", "-r", "200", "-o", args.profile, "--",
+            argv = ["py-spy", "record", "--threads", "--format", "speedscope", "-r", "200", "-o", args.profile, "--",
                     sys.executable, "-m", "shiro_neko"]
         server = Server(root, server_env(home, fake.base_url, **({"PYTHONASYNCIODEBUG": "1"} if args.slow_log else {})), {"approvals": "auto"}, argv=argv, stderr=log)
         try:
