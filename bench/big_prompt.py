@@ -29,6 +29,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "big_prompt.json"
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=50)
+    parser.add_argument("--slow-log", help="copy the server's stderr, with PYTHONASYNCIODEBUG's slow-callback lines, here")
+    parser.add_argument("--profile", help="a py-spy profile of the server (speedscope JSON: samples per thread, in order) into this file")
     args = parser.parse_args()
     prompt = ("All work and no play makes a dull prompt. " * 1 + "\n") * int(args.mb * 1024 * 1024 / 43)
     out: dict[str, object] = {"prompt_mb": round(len(prompt) / 1024 / 1024, 1)}
@@ -37,7 +39,11 @@ def main() -> None:
         root.mkdir()
         fake.script({"text": "ok"}, {"text": "ok again"})
         log = open(Path(tmp) / "server.log", "wb")
-        server = Server(root, server_env(home, fake.base_url), {"approvals": "auto"}, stderr=log)
+        argv = None
+        if args.profile:
+            argv = ["py-spy", "record", "--threads", "--format", "speedscope", "-r", "200", "-o", args.profile, "--",
+                    sys.executable, "-m", "shiro_neko"]
+        server = Server(root, server_env(home, fake.base_url, **({"PYTHONASYNCIODEBUG": "1"} if args.slow_log else {})), {"approvals": "auto"}, argv=argv, stderr=log)
         try:
             server.command("shiro.status", {})
             done: dict[str, float] = {}
@@ -82,6 +88,8 @@ def main() -> None:
                        slow_statuses=[w for w in waits if w[1] > 0.2][:40])
         finally:
             server.close()
+            if args.slow_log:
+                Path(args.slow_log).write_bytes((Path(tmp) / "server.log").read_bytes())
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))

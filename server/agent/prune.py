@@ -137,10 +137,32 @@ def _user(text: str) -> UserMessage:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+    start, end = _stripped_bounds(text)
+    size = end - start
+    if size <= limit:
+        return text[start:end]
+    return f"{text[start:start + limit]}… [{size - limit} more characters]"
+
+
+_EDGE = 4096
+
+
+def _stripped_bounds(text: str) -> tuple[int, int]:
+    """Where `text.strip()` would start and end, without copying the text (a 50 MB prompt is
+    clipped on the event loop's thread for every summary request): only the edges are stripped,
+    unless an edge is whitespace throughout."""
+    if len(text) <= 2 * _EDGE:
+        return _stripped_bounds_whole(text)
+    head, tail = text[:_EDGE].lstrip(), text[-_EDGE:].rstrip()
+    if not head or not tail:
+        return _stripped_bounds_whole(text)
+    return _EDGE - len(head), len(text) - _EDGE + len(tail)
+
+
+def _stripped_bounds_whole(text: str) -> tuple[int, int]:
+    stripped = text.lstrip()
+    start = len(text) - len(stripped)
+    return start, start + len(stripped.rstrip())
 
 
 def render_message(message: Message) -> list[str]:

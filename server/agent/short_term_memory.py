@@ -296,7 +296,7 @@ def recent_texts(messages: Sequence[Message], limit: int = RECENT_MESSAGES) -> l
         else:
             text = "".join(p.text for p in message.content if isinstance(p, TextPart))
             role = "assistant"
-        if text.strip():
+        if text and not text.isspace():  # not text.strip(): a copy of a 50 MB prompt, every plan
             out.append((role, _clip(text)))
             if len(out) >= limit:
                 break

@@ -8,6 +8,7 @@ appended since; only when the extended view no longer fits is the full transcrip
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Awaitable, Callable
@@ -22,6 +23,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Summarize = Callable[[PrunedSpan], Awaitable[str]]
+
+
+async def _pruned(messages: list[Message], budget: int, summaries: dict[str, str]) -> PrunedView:
+    """`prune_for_wire` in a worker thread. Its work grows with the history (every message encoded,
+    spans hashed: seconds for a 50 MB prompt, bench/big_prompt.py), and on the event loop's thread it
+    held every other request of the editor that long. Copies: the loop may append to the session
+    and record summaries while the thread reads."""
+    return await asyncio.to_thread(prune_for_wire, list(messages), budget, dict(summaries))
 
 
 def _sendable(messages: list[Message]) -> list[Message]:
@@ -95,7 +104,7 @@ class WireView:
         elif estimate_tokens(messages) <= budget:
             return _sendable(messages)
         summaries = session.span_summaries
-        pruned = prune_for_wire(messages, budget, summaries)
+        pruned = await _pruned(messages, budget, summaries)
         if summarize is not None:
             pruned = await self._summarize(pruned, messages, budget, summaries, summarize, session)
         self.view = _sendable(pruned.messages)
@@ -142,4 +151,4 @@ class WireView:
         if not made:
             return pruned
         session.changed()
-        return prune_for_wire(messages, budget, summaries)
+        return await _pruned(messages, budget, summaries)

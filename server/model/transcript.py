@@ -7,6 +7,7 @@ from a completed, stored provider response.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence, Union
 
 import msgspec
@@ -108,20 +109,25 @@ def estimate_tokens(messages: list[Message]) -> int:
 # so an object measured once keeps its size. Bounded: the lists of a few sessions.
 _SIZE_MEMO: dict[int, tuple[list[Message], list[int]]] = {}
 _SIZE_MEMO_LISTS = 8
+# The wire view prunes in a worker thread (server/agent/wire_view.py) while the event loop's thread
+# measures for the status: the memo is only read and changed under this lock.
+_SIZE_MEMO_LOCK = threading.Lock()
 
 
 def _json_size(messages: list[Message]) -> int:
     """len(encode_messages(messages)), from per-message sizes: `[` + items joined by `,` + `]`."""
-    known = _SIZE_MEMO.pop(id(messages), None)
+    with _SIZE_MEMO_LOCK:
+        known = _SIZE_MEMO.pop(id(messages), None)
     if known is not None and len(known[0]) <= len(messages) and all(a is b for a, b in zip(known[0], messages)):
         measured, sizes = known
         fresh = messages[len(measured):]
         measured, sizes = measured + fresh, sizes + [len(_encoder.encode(m)) for m in fresh]
     else:
         measured, sizes = list(messages), [len(_encoder.encode(m)) for m in messages]
-    _SIZE_MEMO[id(messages)] = (measured, sizes)  # most recent last
-    while len(_SIZE_MEMO) > _SIZE_MEMO_LISTS:
-        del _SIZE_MEMO[next(iter(_SIZE_MEMO))]
+    with _SIZE_MEMO_LOCK:
+        _SIZE_MEMO[id(messages)] = (measured, sizes)  # most recent last
+        while len(_SIZE_MEMO) > _SIZE_MEMO_LISTS:
+            del _SIZE_MEMO[next(iter(_SIZE_MEMO))]
     return 2 + sum(sizes) + max(len(sizes) - 1, 0)
 
 

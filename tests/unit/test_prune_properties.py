@@ -18,6 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shiro_neko.agent import prune as prune_mod
 from shiro_neko.agent.prune import LADDER_STEPS, marker_text, prune_for_wire
 from shiro_neko.agent.provider import wire_chat, wire_responses
 from shiro_neko.agent.provider.base import ProviderRequest
@@ -227,3 +228,20 @@ def test_the_summed_estimate_decides_like_whole_view_estimates(
     slow = prune_for_wire(messages, budget, summaries, estimate=lambda ms: estimate_tokens(ms))
     assert encode_messages(fast.messages) == encode_messages(slow.messages)
     assert (fast.steps, fast.tokens, fast.spans) == (slow.steps, slow.tokens, slow.spans)
+
+
+_EDGY_TEXT = st.one_of(
+    st.text(alphabet=" \n\t\u3000ab", max_size=300),
+    st.builds(lambda a, b, c: " " * a + "x" * b + "\n" * c,
+              st.integers(0, 9_000), st.integers(0, 3), st.integers(0, 9_000)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_EDGY_TEXT, st.sampled_from([0, 3, 400, 2_000, 10_000]))
+def test_a_clipped_text_is_the_stripped_text_clipped(text: str, limit: int) -> None:
+    """_clip strips only the edges of a long text (a 50 MB prompt is not copied to be clipped):
+    the same result as stripping it whole."""
+    whole = text.strip()
+    expected = whole if len(whole) <= limit else f"{whole[:limit]}… [{len(whole) - limit} more characters]"
+    assert prune_mod._clip(text, limit) == expected

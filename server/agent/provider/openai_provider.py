@@ -266,7 +266,9 @@ class OpenAIProvider:
         """The first request of a process that has not imported the SDK: sent over httpx2 at once,
         the SDK imported in a thread meanwhile, the response then read by the SDK (early_request.py)."""
         key = self._api_key()
-        http = early_request.http_client(_ssl_context())
+        # httpx2's import and the TLS context (the CA bundle read) in a thread: ~0.1-0.4 s that
+        # held every other request of the editor on the event loop's thread.
+        http = await asyncio.to_thread(lambda: early_request.http_client(_ssl_context()))
         url = early_request.url_for(self.config.base_url, self._path())
         sending = asyncio.ensure_future(
             early_request.send(http, url, key, content, _read_timeout(), CONNECT_TIMEOUT_S))
@@ -291,7 +293,9 @@ class OpenAIProvider:
     async def _open(self, body: dict[str, Any]) -> Any:  # the SDK's AsyncStream (iterable, closable)
         if self._client is None and early_request.eligible():
             return await self._open_early(_encoder.encode(body))
-        client = self._get_client()
+        # The first client of a process imports the SDK (0.56 s quiet, seconds on a loaded machine):
+        # in a thread, as the early path does, so the event loop keeps answering the editor.
+        client = self._client if self._client is not None else await asyncio.to_thread(self._import_sdk, None)
         path = self._path()
         try:
             return await client.post(
