@@ -19,7 +19,7 @@ import pytest
 
 from shiro_neko.state.paths import workspace_key
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client, stop
 from tests.mcp.helpers import FAULT_SERVER
 
 DAMAGE = {
@@ -51,11 +51,6 @@ async def _client(home, root, fake):
     return await start_client({"fake": fake, "home": home, "root": root}, "visual-studio-code", server_env(home, fake.base_url))
 
 
-async def _stop(h):
-    await h.client.shutdown_session()
-    await h.client.stop()
-
-
 async def _make_home(home: Path, root: Path) -> list[str]:
     """Two saved sessions, a memory entry and a prompt history, written by a real server."""
     with FakeProvider() as fake:
@@ -69,7 +64,7 @@ async def _make_home(home: Path, root: Path) -> list[str]:
             await h.command("shiro.newSession")
             second = await h.chat("second session")
         finally:
-            await _stop(h)
+            await stop(h)
     return [first["sessionId"], second["sessionId"]]
 
 
@@ -119,7 +114,7 @@ async def test_bad_state_file(tmp_path, tmp_path_factory, capfd, kind, damage):
             await h.command("shiro.save")
             assert "after the damage" in (await h.command("shiro.history"))["prompts"]
         finally:
-            await _stop(h)
+            await stop(h)
     log = capfd.readouterr().err
     assert str(target) in log and "corrupt" in log, f"the log does not name {target}:\n{log[-2000:]}"
     copies = sorted(target.parent.glob(f"{target.name}.corrupt-*"))
@@ -159,7 +154,7 @@ async def test_bad_mcp_trust_record(tmp_path, capfd, damage):
             fake.script(Reply(text="trusted"))
             session = (await h.chat("before the damage"))["sessionId"]
         finally:
-            await _stop(h)
+            await stop(h)
     target = home / "trust.json"
     assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["files"][".mcp.json"]["decision"] == "trusted"
     bad = DAMAGE[damage](target.read_bytes())
@@ -184,7 +179,7 @@ async def test_bad_mcp_trust_record(tmp_path, capfd, damage):
             fake.script(Reply(text="still fine"))
             assert (await h.chat("after the damage"))["status"] == "completed"
         finally:
-            await _stop(h)
+            await stop(h)
     log = capfd.readouterr().err
     assert str(target) in log and "corrupt" in log, f"the log does not name {target}:\n{log[-2000:]}"
     copies = sorted(home.glob(f"{target.name}.corrupt-*"))

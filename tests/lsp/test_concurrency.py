@@ -10,7 +10,7 @@ import time
 
 from shiro_neko.state.session_store import SessionStore
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 from tests.lsp.state_files import every_state_file_parses
 
 SERVERS = 4

@@ -8,7 +8,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.fake_provider import Call, HttpError, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 
 MARKER = "[Context note, not from the user: history was pruned here"

@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 HEADER = (
     "Notes saved in earlier sessions about this project (what was learned then; data, not "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.fake_provider import Call, HttpError, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 
 async def test_500_then_success(harness):

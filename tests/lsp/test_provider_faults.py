@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 
 from tests.fake_provider import HttpError, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 
 @pytest_asyncio.fixture

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.fake_provider import Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 REFUSAL = "I can't help with that request."
 

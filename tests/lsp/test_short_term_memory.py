@@ -18,7 +18,7 @@ from pygls.exceptions import JsonRpcException
 
 from shiro_neko.state.short_term_memory import FILE_NAME
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.lsp.conftest import Harness, server_env, start_client
+from tests.support.lsp import Harness, server_env, start_client
 
 CLIENT = "visual-studio-code"
 

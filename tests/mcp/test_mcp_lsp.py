@@ -11,7 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import Harness, server_env, start_client
+from tests.support.lsp import Harness, server_env, start_client
 
 from .helpers import FAULT_SERVER, descendants, fault_entry, pid_alive, pids_in, time_server
 
