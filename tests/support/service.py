@@ -62,7 +62,8 @@ async def chat(service: ShiroService, prompt: str, **args: Any) -> Any:
 class _CommandServer:
     """What `commands.register_all` registers on: here it only keeps each handler by name."""
 
-    def __init__(self) -> None:
+    def __init__(self, service: ShiroService) -> None:
+        self.service = service  # some modules take it as they register
         self.handlers: dict[str, Callable[..., Awaitable[Any]]] = {}
 
     def command(self, name: str) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
@@ -150,6 +151,6 @@ async def service_harness(fake: FakeProvider, home: Path, root: Path, **settings
 
     bridge = DiskBridge()
     async with running_service(fake, root, bridge=bridge, **settings) as service:
-        server = _CommandServer()
+        server = _CommandServer(service)
         register_all(server)  # type: ignore[arg-type]
         yield ServiceHarness(service, fake, home, root, server.handlers, _Ls(service, bridge.sink))
