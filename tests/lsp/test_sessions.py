@@ -245,6 +245,7 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
     return KillRound(session_id, seen, mid_save, len(ended), len(required))
 
 
+@pytest.mark.xdist_group("heavy")  # a soak: not side by side with the others (pyproject.toml)
 async def test_sigkill_during_a_multi_turn_session(tmp_path, capsys):
     """Servers SIGKILLed during a scripted multi-turn session, half of the kills timed to land
     while a save is written (at least half of those must), half at random instants: nothing that

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -117,6 +117,9 @@ class ServiceHarness:
     def statuses(self) -> list[dict[str, Any]]:
         return self.sink.statuses
 
+    async def close(self) -> None:
+        """Set by `start_service_harness`."""
+
     async def command(self, name: str, *arguments: Any) -> Any:
         return plain(await self.handlers[name](self.ls, *arguments))
 
@@ -144,13 +147,25 @@ class ServiceHarness:
 
 
 @asynccontextmanager
-async def service_harness(fake: FakeProvider, home: Path, root: Path, **settings: Any) -> AsyncIterator[ServiceHarness]:
-    """A `ServiceHarness` on `root`, state in `home` (set as SHIRO_NEKO_HOME, with the `shiro_home`
-    fixture's environment, before the service starts); stopped at the end as `shutdown` does."""
+async def service_harness(
+    fake: FakeProvider, home: Path, root: Path, folders: list[Path] | None = None, **settings: Any
+) -> AsyncIterator[ServiceHarness]:
+    """A `ServiceHarness` on `folders` (default `[root]`), state in `home`: the `shiro_home`
+    fixture's SHIRO_NEKO_HOME (request it first). Settings as a client's initializationOptions;
+    the model is the server's default unless given. Stopped at the end as `shutdown` does."""
     from shiro_neko.commands import register_all
 
     bridge = DiskBridge()
-    async with running_service(fake, root, bridge=bridge, **settings) as service:
+    settings.setdefault("model", None)  # as tests/lsp's servers: no model set, the default one
+    async with running_service(fake, *(folders or [root]), bridge=bridge, **settings) as service:
         server = _CommandServer(service)
         register_all(server)  # type: ignore[arg-type]
         yield ServiceHarness(service, fake, home, root, server.handlers, _Ls(service, bridge.sink))
+
+
+async def start_service_harness(fake: FakeProvider, home: Path, root: Path, **kw: Any) -> ServiceHarness:
+    """`service_harness` for a test that starts and stops several in turn: `await h.close()`."""
+    stack = AsyncExitStack()
+    h = await stack.enter_async_context(service_harness(fake, home, root, **kw))
+    h.close = stack.aclose  # type: ignore[method-assign]
+    return h
