@@ -110,6 +110,12 @@ class ServiceHarness:
         return self.sink.events
 
     @property
+    def asked(self) -> list[str]:
+        """What the user was asked: approvals (their summaries) and the service's questions."""
+        bridge = self.service.bridge
+        return [summary for _, summary in self.sink.asked] + list(getattr(bridge, "questions", []))
+
+    @property
     def todos(self) -> list[dict[str, Any]]:
         return self.sink.todo_updates
 
