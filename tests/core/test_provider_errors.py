@@ -3,6 +3,8 @@ fallbacks, lost stored items."""
 
 from __future__ import annotations
 
+import re
+
 from tests.fake_provider import Call, HttpError, Reply
 from tests.support.service import service_harness
 
@@ -12,7 +14,8 @@ async def test_500_then_success(harness):
     result = await harness.chat("hello")
     assert result["status"] == "completed" and result["text"] == "fine now"
     notices = [e["message"] for e in harness.of_turn(result["turnId"]) if e["type"] == "notice"]
-    assert len(notices) == 2 and "retrying" in notices[0]
+    # The default retryBackoff, 0.5 s, plus up to 0.1 s of jitter (agent/provider/openai_provider.py).
+    assert len(notices) == 2 and re.search(r"retrying in 0\.[56] s \(1/3\)", notices[0]), notices
     assert len(harness.fake.requests) == 3
 
 
@@ -22,6 +25,10 @@ async def test_retries_give_up_after_three(harness):
     result = await harness.chat("hello")
     assert result["status"] == "error" and "down" in result["error"]
     assert len(harness.fake.requests) == 4
+    notices = [e["message"] for e in harness.of_turn(result["turnId"]) if e["type"] == "notice"]
+    # 0.01 s, 0.02 s, 0.04 s, each plus up to 0.1 s of jitter: not the default 0.5, 1 and 2 s.
+    assert [re.sub(r"in 0\.[01] s", "in ~0 s", n.split("; ")[-1]) for n in notices] == [
+        "retrying in ~0 s (1/3)", "retrying in ~0 s (2/3)", "retrying in ~0 s (3/3)"]
 
 
 async def test_400_is_not_retried(harness):
