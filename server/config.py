@@ -55,6 +55,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # Caps on one provider response (agent/provider/bounded_stream.py): one SSE event, the whole.
     maxEventBytes: Annotated[int, msgspec.Meta(ge=1024)] = 8 * 1024 * 1024
     maxResponseBytes: Annotated[int, msgspec.Meta(ge=1024)] = 32 * 1024 * 1024
+    # Seconds before the first retry of a failed provider request; each next one waits twice as
+    # long (agent/provider/openai_provider.py). Tests that give up after the retries set it tiny.
+    retryBackoff: Annotated[float, msgspec.Meta(ge=0, le=30)] = 0.5
     # name -> entry, kept as sent: each entry is checked on its own by mcp/specs.py, so one bad
     # server fails alone (and is shown failed in `shiro.mcp`) instead of dropping the setting.
     mcpServers: dict[str, Any] = {}

@@ -122,6 +122,7 @@ class ShiroService:
                 EndpointConfig(settings.effective_model, settings.effective_base_url, settings.wireApi))
         provider.config.max_event_bytes = settings.maxEventBytes
         provider.config.max_response_bytes = settings.maxResponseBytes
+        provider.config.backoff_base = settings.retryBackoff
         return provider
 
     def _side_model(self, workspace: Workspace) -> tuple[AgentSession, OpenAIProvider]:

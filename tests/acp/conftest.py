@@ -16,7 +16,7 @@ import pytest_asyncio
 from acp import schema, spawn_agent_process
 
 from tests.fake_provider import FakeProvider
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 SHIRO = Path(sys.executable).parent / "shiro"  # the console script of this environment
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from tests.acp.conftest import SHIRO
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 
 async def test_malformed_frames_get_errors_then_initialize_works(tmp_path, workspace):

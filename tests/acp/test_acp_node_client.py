@@ -12,7 +12,7 @@ import pytest
 
 from tests.acp.conftest import SHIRO
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 NODE_DIR = Path(__file__).parent / "node"
 

@@ -255,7 +255,7 @@ async def test_embedded_resource_and_link_reach_the_model(acp):
 
 
 async def test_load_a_session_made_by_the_lsp_server(tmp_path, fake, workspace):
-    from tests.lsp.conftest import server_env, start_client
+    from tests.support.lsp import server_env, start_client
 
     home = tmp_path / "home"
     fake.script(Reply(text="Made in the language server."))

@@ -43,6 +43,6 @@ async def test_project_settings_wait_for_trust_and_are_named_in_a_notice(tmp_pat
 
 
 def _env(tmp_path, fake):
-    from tests.lsp.conftest import server_env
+    from tests.support.lsp import server_env
 
     return server_env(tmp_path / "home", fake.base_url, SHIRO_NEKO_CONFIG=str(tmp_path / "no-user-settings.json"))

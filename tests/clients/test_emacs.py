@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "clients" / "emacs"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "clients" / "nvim"

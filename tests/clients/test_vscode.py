@@ -21,6 +21,9 @@ import pytest
 from tests.clients.vscode_harness import REPO, VsCode, missing, server_env
 from tests.fake_provider import Call, FakeProvider, Reply
 
+# Not side by side with the other heavy tests (Chromium, the soaks): see pyproject.toml.
+pytestmark = pytest.mark.xdist_group("heavy")
+
 ARTIFACTS = Path(os.environ.get("SHIRO_ARTIFACTS", REPO / "artifacts")) / "vscode-e2e"
 
 PROMPT = "Rename the greeting in hello.py to shiro and plan the rest"

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 _SCRIPT = Path(sys.executable).with_name("shiro")
 SHIRO = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from shiro_neko.client.main import main; main()"]

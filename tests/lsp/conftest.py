@@ -1,180 +1,34 @@
 """End-to-end harness: the real server over stdio (pytest-lsp), a real HTTP fake provider, real
-files in a temporary SHIRO_NEKO_HOME and workspace. Every test runs with VS Code's and Neovim's
-client capabilities.
+files in a temporary SHIRO_NEKO_HOME and workspace. The server reads the client's capabilities only
+to decide how an edit reaches the files (lsp/bridge.py: applyEdit, file creation), so a test marked
+`every_client` runs with VS Code's and Neovim's capabilities and the others with VS Code's.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from lsprotocol import types
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
 
-from shiro_neko.protocol import plain
 from tests.fake_provider import FakeProvider
-
-CLIENTS = ["visual-studio-code", "neovim"]
-HANG = "<never answer>"
-
-
-def server_env(home: Path, base_url: str | None, api_key: str | None = "sk-test-not-a-real-key", **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
-    env["SHIRO_NEKO_HOME"] = str(home)
-    env["SHIRO_WARM"] = "0"  # `shiro` spawns its own server: no warm one left behind (tests/clients/test_warm.py tests it)
-    # The user settings file (terminal and ACP clients) of this test, not of the machine's user.
-    env["SHIRO_NEKO_CONFIG"] = str(home.parent / "user-settings.json")
-    if base_url:
-        env["OPENAI_BASE_URL"] = base_url
-    if api_key:
-        env["OPENAI_API_KEY"] = api_key
-    env.update(extra)
-    return env
+# Re-exported: the harness lives in tests/support/lsp.py; older tests import it from here.
+from tests.support.lsp import CLIENTS, HANG, Harness, server_env, start_client, start_server, stop  # noqa: F401
 
 
-@dataclass
-class Harness:
-    client: LanguageClient
-    fake: FakeProvider
-    home: Path
-    root: Path
-    events: list[dict[str, Any]] = field(default_factory=list)
-    todos: list[dict[str, Any]] = field(default_factory=list)
-    statuses: list[dict[str, Any]] = field(default_factory=list)
-    answers: list[str | None] = field(default_factory=list)  # approval answers, default Allow
-    asked: list[str] = field(default_factory=list)
-    edits: list[Any] = field(default_factory=list)
-    apply_edits: bool = True
-    init_result: Any = None
-    hang: asyncio.Event = field(default_factory=asyncio.Event)
-    before_answer: Any = None  # called as an approval dialog opens, before it is answered
-
-    async def command(self, name: str, *arguments: Any) -> Any:
-        result = await self.client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command=name, arguments=list(arguments) if arguments else None)
-        )
-        return plain(result)
-
-    async def chat(self, prompt: str, **extra: Any) -> dict[str, Any]:
-        return await self.command("shiro.chat", {"prompt": prompt, **extra})
-
-    def start_chat(self, prompt: str, msg_id: str | None = None, **extra: Any) -> asyncio.Future[Any]:
-        params = types.ExecuteCommandParams(command="shiro.chat", arguments=[{"prompt": prompt, **extra}])
-        return asyncio.ensure_future(
-            self.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
-        )
-
-    def of_turn(self, turn_id: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["turnId"] == turn_id]
-
-    def types_of(self, turn_id: str) -> list[str]:
-        return [e["type"] for e in self.of_turn(turn_id)]
-
-    # Waits are for conditions: a generous deadline costs a passing run nothing, and a machine
-    # shared by many jobs may take many seconds for a step.
-    async def wait_for(self, predicate: Any, timeout: float = 60.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate():
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError("condition not met in time")
-            await asyncio.sleep(0.02)
-
-    async def requests(self, n: int, timeout: float = 60.0) -> list[Any]:
-        return await asyncio.to_thread(self.fake.wait_for_requests, n, timeout)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "capabilities" in metafunc.fixturenames and metafunc.definition.get_closest_marker("every_client"):
+        metafunc.parametrize("capabilities", CLIENTS, indirect=True)
 
 
-async def start_client(
-    harness_kwargs: dict[str, Any],
-    capabilities: str,
-    env: dict[str, str],
-    init_options: dict[str, Any] | None = None,
-    settings: dict[str, Any] | None = None,
-    folders: list[Path] | None = None,
-    experimental: dict[str, Any] | None = None,
-) -> Harness:
-    client = make_test_lsp_client()
-    h = Harness(client=client, **harness_kwargs)
-
-    @client.feature("shiro/event")
-    def on_event(params: Any) -> None:
-        h.events.append(plain(params))
-
-    @client.feature("shiro/todos")
-    def on_todos(params: Any) -> None:
-        h.todos.append(plain(params))
-
-    @client.feature("shiro/status")
-    def on_status(params: Any) -> None:
-        h.statuses.append(plain(params))
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    async def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        h.asked.append(params.message)
-        if h.before_answer is not None:
-            h.before_answer()
-        answer = h.answers.pop(0) if h.answers else "Allow"
-        if answer == HANG:  # the user walks away from the dialog (until the test lets go)
-            await h.hang.wait()
-            return None
-        return types.MessageActionItem(title=answer) if answer else None
-
-    @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def on_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        h.edits.append(params)
-        return types.ApplyWorkspaceEditResult(applied=h.apply_edits)
-
-    @client.feature("shiro/saveDocuments")
-    def on_save(params: Any) -> None:
-        """An editor that offers `shiro/saveDocuments` (experimental `{"shiro": {"saveDocuments":
-        true}}`) saves what it applied: the newest whole-document text of each uri."""
-        for uri in getattr(params, "uris", None) or []:
-            for edit in reversed(h.edits):
-                texts = [e.new_text for e in (edit.edit.changes or {}).get(uri, [])]
-                for change in edit.edit.document_changes or []:
-                    if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == uri:
-                        texts = [e.new_text for e in change.edits]
-                if texts:
-                    Path(uri.removeprefix("file://")).write_text(texts[-1])
-                    break
-
-    if settings is not None:
-        client.set_configuration(settings, section="shiro")
-    await client.start_io(sys.executable, "-m", "shiro_neko", env=env)
-    folders = folders or [h.root]
-    caps = client_capabilities(capabilities)
-    if experimental:  # what a client adds of its own, e.g. {"shiro": {"approvals": True}}
-        caps.experimental = {**(plain(caps.experimental) or {}), **experimental}
-    h.init_result = await client.initialize_session(
-        types.InitializeParams(
-            capabilities=caps,
-            root_uri=folders[0].as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
-            initialization_options=init_options,
-        )
-    )
-    return h
-
-
-@pytest.fixture(params=CLIENTS)
+@pytest.fixture
 def capabilities(request: pytest.FixtureRequest) -> str:
-    return request.param
+    return getattr(request, "param", CLIENTS[0])
 
 
 @pytest_asyncio.fixture
 async def harness(tmp_path: Path, fake: FakeProvider, workspace: Path, capabilities: str) -> AsyncIterator[Harness]:
-    home = tmp_path / "home"
-    h = await start_client(
-        {"fake": fake, "home": home, "root": workspace},
-        capabilities,
-        server_env(home, fake.base_url),
-    )
+    h = await start_server(tmp_path, fake, workspace, capabilities)
     yield h
-    await h.client.shutdown_session()
-    await h.client.stop()
+    await stop(h)

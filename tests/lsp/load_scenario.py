@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 FOLDERS = 3
 SESSIONS_PER_FOLDER = 2

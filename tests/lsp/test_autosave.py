@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import start_server, stop
 
 
 class SaveWatch:
@@ -48,13 +48,6 @@ class SaveWatch:
         self._thread.join()
 
 
-async def _start(tmp_path, fake, workspace, **options):
-    home = tmp_path / "home"
-    return await start_client(
-        {"fake": fake, "home": home, "root": workspace}, "visual-studio-code", server_env(home, fake.base_url), init_options=options
-    )
-
-
 async def _session_path(h) -> Path:
     await h.wait_for(lambda: any(e["type"] == "turn_start" for e in h.events))
     session_id = next(e["sessionId"] for e in h.events if e["type"] == "turn_start")
@@ -62,7 +55,7 @@ async def _session_path(h) -> Path:
 
 
 async def test_a_burst_writes_once_after_the_debounce_and_the_turn_end_saves_at_once(tmp_path, fake, workspace):
-    h = await _start(tmp_path, fake, workspace, approvals="auto")
+    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": "auto"})
     try:
         fake.script(Reply(text="warm"))  # a first turn: the provider client is loaded, the record exists
         await h.chat("warm up")

@@ -11,7 +11,7 @@ import pytest
 
 from shiro_neko.agent.tools.sandbox import sandbox_for
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import HANG, server_env, start_client
+from tests.support.lsp import HANG, server_env, start_client, stop
 
 
 def _tool_results(h, turn_id):
@@ -21,11 +21,6 @@ def _tool_results(h, turn_id):
 async def _client(tmp_path, fake, workspace, **init):
     home = tmp_path / "home"
     return await start_client({"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url), init_options=init)
-
-
-async def _stop(h):
-    await h.client.shutdown_session()
-    await h.client.stop()
 
 
 @pytest.fixture
@@ -57,7 +52,7 @@ async def test_unanswered_approval_never_runs(tmp_path, fake, workspace):
         h.hang.set()
         assert not marker.exists()
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 @pytest.mark.parametrize("approvals,sandbox", [("ask", "workspace-write"), ("auto-edit", "off")])
@@ -82,7 +77,7 @@ async def test_instructions_in_a_file_still_go_through_approval(tmp_path, fake, 
         assert denied["isError"] and "denied" in denied["output"]
         assert not marker.exists()
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 async def test_auto_edit_runs_sandboxed_commands_unasked(tmp_path, fake, workspace, outside):
@@ -102,7 +97,7 @@ async def test_auto_edit_runs_sandboxed_commands_unasked(tmp_path, fake, workspa
         declared = next(t for t in fake.requests[0].body["tools"] if t["name"] == "run_command")
         assert "sandbox" in declared["description"]
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 async def test_sandbox_off_behaves_as_before(tmp_path, fake, workspace, outside):
@@ -115,4 +110,4 @@ async def test_sandbox_off_behaves_as_before(tmp_path, fake, workspace, outside)
         assert outside.read_text() == "x\n"
         assert result["status"] == "completed"
     finally:
-        await _stop(h)
+        await stop(h)

@@ -5,7 +5,7 @@ answer, which left the turn waiting with nothing to show for it."""
 from __future__ import annotations
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import HANG, server_env, start_client
+from tests.support.lsp import HANG, server_env, start_client
 
 
 async def test_no_wait_chat_answers_at_once_and_a_waiting_approval_is_visible(tmp_path, fake, workspace):

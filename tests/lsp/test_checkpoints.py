@@ -10,22 +10,11 @@ from lsprotocol import types
 
 from shiro_neko.state.paths import workspace_key
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client, start_server, stop
 
 
 # The editor saves what it applies (shiro/saveDocuments, as the VS Code, Neovim and Emacs clients do).
 SAVES = {"shiro": {"saveDocuments": True}}
-
-
-async def _start(tmp_path, fake, workspace, capabilities="visual-studio-code"):
-    home = tmp_path / "home"
-    return await start_client({"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url),
-                              experimental=SAVES)
-
-
-async def _stop(h):
-    await h.client.shutdown_session()
-    await h.client.stop()
 
 
 def _user_texts(messages):
@@ -41,7 +30,7 @@ def _typed(h, uri, version, text):
 async def test_rewind_restores_tools_and_commands_buffers_conflicts_and_is_undone(tmp_path, fake, workspace):
     (workspace / "notes.txt").write_text("the user's notes\n")
     (workspace / "old.txt").write_text("old\n")
-    h = await _start(tmp_path, fake, workspace)
+    h = await start_server(tmp_path, fake, workspace, experimental=SAVES)
     try:
         uri = (workspace / "hello.py").as_uri()
         h.client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -91,16 +80,16 @@ async def test_rewind_restores_tools_and_commands_buffers_conflicts_and_is_undon
         assert (workspace / "gen" / "out.txt").read_text() == "built\n" and not (workspace / "old.txt").exists()
         assert _user_texts(undo["messages"]) == ["first prompt", "second prompt"]
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 async def test_checkpoints_survive_a_restart(tmp_path, fake, workspace):
-    h = await _start(tmp_path, fake, workspace)
+    h = await start_server(tmp_path, fake, workspace, experimental=SAVES)
     fake.script(Reply(calls=[Call("write_file", {"path": "hello.py", "content": "changed\n"})]), Reply(text="ok"))
     first = await h.chat("change hello")
-    await _stop(h)
+    await stop(h)
 
-    h2 = await _start(tmp_path, fake, workspace, "neovim")
+    h2 = await start_server(tmp_path, fake, workspace, "neovim", experimental=SAVES)
     try:
         await h2.command("shiro.resume", {"latest": True})
         [row] = (await h2.command("shiro.checkpoints"))["checkpoints"]
@@ -109,12 +98,12 @@ async def test_checkpoints_survive_a_restart(tmp_path, fake, workspace):
         assert result["restored"] == ["hello.py"] and result["prompt"] == "change hello"
         assert (workspace / "hello.py").read_text() == "print('hello')\n"
     finally:
-        await _stop(h2)
+        await stop(h2)
 
 
 async def test_two_servers_on_one_workspace(tmp_path, fake, workspace):
     with FakeProvider() as other:
-        a = await _start(tmp_path, fake, workspace)
+        a = await start_server(tmp_path, fake, workspace, experimental=SAVES)
         home = tmp_path / "home"
         b = await start_client({"fake": other, "home": home, "root": workspace}, "neovim", server_env(home, other.base_url),
                                experimental=SAVES)
@@ -133,8 +122,8 @@ async def test_two_servers_on_one_workspace(tmp_path, fake, workspace):
             assert {"a0.txt", "a1.txt", "a2.txt"} <= set(ua["restored"]) and ua["conflicts"] == ub["conflicts"] == []
             assert sorted(p.name for p in workspace.iterdir()) == ["hello.py"]
         finally:
-            await _stop(a)
-            await _stop(b)
+            await stop(a)
+            await stop(b)
     store = home / "checkpoints" / workspace_key(workspace) / "git"
     fsck = subprocess.run(["git", "--git-dir", str(store), "fsck", "--strict"], capture_output=True, text=True,
                           env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"})

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from shiro_neko.protocol import plain
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client, stop
 
 ADVERTISE = {"shiro": {"approvals": True}}
 
@@ -38,11 +38,6 @@ async def _client(tmp_path, fake, workspace, answers: list[Any], *, experimental
     return h
 
 
-async def _stop(h) -> None:
-    await h.client.shutdown_session()
-    await h.client.stop()
-
-
 async def test_edit_is_asked_in_the_client_with_its_preview(tmp_path, fake, workspace):
     h = await _client(tmp_path, fake, workspace, [{"decision": "allow"}])
     try:
@@ -59,7 +54,7 @@ async def test_edit_is_asked_in_the_client_with_its_preview(tmp_path, fake, work
         assert ask["preview"] == {"path": str(workspace / "hello.py"), "newText": "print('shiro')\n"}
         assert (workspace / "hello.py").read_text() == "print('shiro')\n"
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 @pytest.mark.parametrize("answer", [{"decision": "deny"}, None, {"decision": "sure"}])
@@ -73,7 +68,7 @@ async def test_deny_null_or_unknown_answer_leaves_the_file(tmp_path, fake, works
         assert h.approvals[0]["preview"] == {"path": str(workspace / "new.txt"), "newText": "x"}
         assert not (workspace / "new.txt").exists()
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 async def test_command_has_no_preview_and_always_sticks(tmp_path, fake, workspace):
@@ -86,7 +81,7 @@ async def test_command_has_no_preview_and_always_sticks(tmp_path, fake, workspac
         outputs = [e["output"] for e in h.of_turn(result["turnId"]) if e["type"] == "tool_result"]
         assert "one" in outputs[0] and "two" in outputs[1]
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 async def test_abort_cancels_the_open_request(tmp_path, fake, workspace):
@@ -100,7 +95,7 @@ async def test_abort_cancels_the_open_request(tmp_path, fake, workspace):
         result = plain(await running)
         assert result["status"] == "aborted"
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 async def test_clients_without_the_capability_get_the_dialog(tmp_path, fake, workspace):
@@ -110,7 +105,7 @@ async def test_clients_without_the_capability_get_the_dialog(tmp_path, fake, wor
         await h.chat("run")
         assert h.approvals == [] and len(h.asked) == 1
     finally:
-        await _stop(h)
+        await stop(h)
 
 
 @pytest.mark.parametrize("answer, decision", [({"decision": "always"}, "trusted"), ({"decision": "deny"}, "declined"), (None, None)])
@@ -139,6 +134,6 @@ async def test_workspace_trust_is_asked_as_shiro_approve_with_tool_name_trust(tm
         if decision == "trusted":
             await h.wait_for(lambda: marker.exists(), timeout=30)  # now it runs
     finally:
-        await _stop(h)
+        await stop(h)
     if decision != "trusted":
         assert not marker.exists()

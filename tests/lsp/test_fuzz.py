@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 FULL = os.environ.get("SHIRO_FULL_PROPERTIES") == "1"
 EXAMPLES = 1000 if FULL else 150

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.fake_provider import Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 
 async def test_shutdown_during_a_turn_answers_cleanly(tmp_path, fake, workspace):

@@ -7,6 +7,10 @@ from __future__ import annotations
 import os
 
 from tests.lsp.load_scenario import FOLDERS, SESSIONS_PER_FOLDER, run_load
+import pytest
+
+# Not side by side with the other heavy tests (Chromium, the soaks): see pyproject.toml.
+pytestmark = pytest.mark.xdist_group("heavy")
 
 ROUNDS = 8 if os.environ.get("SHIRO_FULL_FAULTS") == "1" else 3
 

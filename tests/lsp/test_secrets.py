@@ -11,7 +11,7 @@ import json
 import uuid
 
 from tests.fake_provider import Call, HttpError, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 
 async def test_api_key_is_in_no_file_log_or_notification(tmp_path, fake, workspace, capfd):

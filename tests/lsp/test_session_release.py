@@ -11,21 +11,11 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.fake_provider import Reply
-from tests.lsp.conftest import server_env, start_client
-
-
-async def _start(tmp_path, fake, workspace, capabilities="visual-studio-code"):
-    home = tmp_path / "home"
-    return await start_client({"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url))
-
-
-async def _stop(h):
-    await h.client.shutdown_session()
-    await h.client.stop()
+from tests.support.lsp import start_server, stop
 
 
 async def test_a_replaced_saved_session_is_released_and_still_resumable(tmp_path, fake, workspace):
-    a = await _start(tmp_path, fake, workspace)
+    a = await start_server(tmp_path, fake, workspace)
     b = None
     try:
         fake.script(Reply(text="first answer"), Reply(text="second answer"), Reply(text="after resume"))
@@ -44,11 +34,11 @@ async def test_a_replaced_saved_session_is_released_and_still_resumable(tmp_path
         with pytest.raises(JsonRpcException, match="no open session"):
             await a.chat("into the old one", sessionId=first["sessionId"])
         # ...and its lease is free: another window resumes it as it is, not as a fork.
-        b = await _start(tmp_path, fake, workspace, "neovim")
+        b = await start_server(tmp_path, fake, workspace, "neovim")
         taken = await b.command("shiro.resume", {"id": first["sessionId"]})
         assert taken.get("forkedFrom") is None and taken["sessionId"] == first["sessionId"]
         assert len(taken["messages"]) == 2
-        await _stop(b)
+        await stop(b)
         b = None
         # Resumed here again from disk, it carries on where it was.
         resumed = await a.command("shiro.resume", {"id": first["sessionId"]})
@@ -58,12 +48,12 @@ async def test_a_replaced_saved_session_is_released_and_still_resumable(tmp_path
         assert more["sessionId"] == first["sessionId"] and more["text"] == "after resume"
     finally:
         if b is not None:
-            await _stop(b)
-        await _stop(a)
+            await stop(b)
+        await stop(a)
 
 
 async def test_the_current_session_and_one_with_a_turn_running_stay(tmp_path, fake, workspace):
-    a = await _start(tmp_path, fake, workspace)
+    a = await start_server(tmp_path, fake, workspace)
     try:
         fake.script(Reply(text="only answer"))
         first = await a.chat("the one session")
@@ -72,4 +62,4 @@ async def test_the_current_session_and_one_with_a_turn_running_stay(tmp_path, fa
         again = await a.chat("again", sessionId=first["sessionId"])
         assert again["sessionId"] == first["sessionId"] and again["status"] == "completed"
     finally:
-        await _stop(a)
+        await stop(a)

@@ -14,23 +14,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from shiro_neko.state.session_store import SessionStore
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import HANG, server_env, start_client
+from tests.support.lsp import HANG, server_env, start_client, start_server, stop
 from tests.lsp.kill_on_save import kill_on_next_save, temp_files
 from tests.lsp.state_files import every_state_file_parses
 
 FULL = os.environ.get("SHIRO_FULL_FAULTS") == "1"
-
-
-async def _start(tmp_path, fake, workspace, capabilities="visual-studio-code", **kw):
-    home = tmp_path / "home"
-    return await start_client(
-        {"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url, **kw.pop("env", {})), **kw
-    )
-
-
-async def _stop(h):
-    await h.client.shutdown_session()
-    await h.client.stop()
 
 
 def _session_files(home):
@@ -38,10 +26,10 @@ def _session_files(home):
 
 
 async def test_restart_and_resume_latest(tmp_path, fake, workspace):
-    h = await _start(tmp_path, fake, workspace)
+    h = await start_server(tmp_path, fake, workspace)
     fake.script(Reply(calls=[Call("todo_write", {"todos": [{"content": "fix it", "status": "in_progress"}]})]), Reply(text="on it"))
     first = await h.chat("why does the pagination test fail?")
-    await _stop(h)
+    await stop(h)
     logs = [m.message for m in h.client.log_messages]
     assert any(line.startswith('Saved 4 messages: "why does the pagination test fail?"') for line in logs), logs
     # A client's own way to resume (this test client gives no clientInfo: the command), never the
@@ -49,7 +37,7 @@ async def test_restart_and_resume_latest(tmp_path, fake, workspace):
     assert any(first["sessionId"][:8] in line and "shiro.resume" in line for line in logs), logs
     assert not any("shiro -c" in line for line in logs)
 
-    h2 = await _start(tmp_path, fake, workspace, "neovim", init_options={"model": "gpt-5-mini"})
+    h2 = await start_server(tmp_path, fake, workspace, "neovim", init_options={"model": "gpt-5-mini"})
     try:
         resumed = await h2.command("shiro.resume", {"latest": True})
         assert resumed["sessionId"] == first["sessionId"]
@@ -66,7 +54,7 @@ async def test_restart_and_resume_latest(tmp_path, fake, workspace):
         roles = [i.get("role") or i.get("type") for i in body["input"]]
         assert roles[0] == "user" and roles[-1] == "user" and len(body["input"]) >= 4
     finally:
-        await _stop(h2)
+        await stop(h2)
     record = json.loads((tmp_path / "home" / "sessions" / f"{first['sessionId']}.json").read_text())
     assert len(record["messages"]) == 6 and record["model"] == "gpt-5-mini"
     assert record["inputTokens"] > 0 and isinstance(record["costUsd"], float)
@@ -249,7 +237,7 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
         try:
             resumed = await h.command("shiro.resume", {"latest": True})
         finally:
-            await _stop(h)
+            await stop(h)
     assert resumed["sessionId"] == session_id
     texts = [part.get("text") for m in resumed["messages"] for part in m["content"] if isinstance(part, dict)]
     for prompt, answer in required:
@@ -257,6 +245,7 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
     return KillRound(session_id, seen, mid_save, len(ended), len(required))
 
 
+@pytest.mark.xdist_group("heavy")  # a soak: not side by side with the others (pyproject.toml)
 async def test_sigkill_during_a_multi_turn_session(tmp_path, capsys):
     """Servers SIGKILLed during a scripted multi-turn session, half of the kills timed to land
     while a save is written (at least half of those must), half at random instants: nothing that
@@ -278,8 +267,8 @@ async def test_sigkill_during_a_multi_turn_session(tmp_path, capsys):
 
 
 async def test_two_windows_on_one_workspace(tmp_path, fake, workspace):
-    a = await _start(tmp_path, fake, workspace)
-    b = await _start(tmp_path, fake, workspace, "neovim")
+    a = await start_server(tmp_path, fake, workspace)
+    b = await start_server(tmp_path, fake, workspace, "neovim")
     try:
         fake.script(Reply(text="from a"), Reply(text="from b"))
         ra, rb = await asyncio.gather(a.chat("window a"), b.chat("window b"))
@@ -303,8 +292,8 @@ async def test_two_windows_on_one_workspace(tmp_path, fake, workspace):
         assert [m["content"][0]["text"] for m in fork["messages"] if m["role"] == "user"] == ["window a", "more in b"]
         assert len((await a.command("shiro.sessions"))["sessions"]) == 3
     finally:
-        await _stop(a)
-        await _stop(b)
+        await stop(a)
+        await stop(b)
 
 
 async def test_history_cap_dedup_and_two_servers(tmp_path, workspace):
@@ -331,12 +320,12 @@ async def test_history_cap_dedup_and_two_servers(tmp_path, workspace):
         on_disk = json.loads(next((home / "history").glob("*.json")).read_text())
         assert on_disk == prompts
     finally:
-        await _stop(a)
-        await _stop(b)
+        await stop(a)
+        await stop(b)
 
 
 async def test_suspended_approval_survives_a_restart(tmp_path, fake, workspace):
-    h = await _start(tmp_path, fake, workspace)
+    h = await start_server(tmp_path, fake, workspace)
     h.answers = [HANG]
     fake.script(Reply(text="I will write it.", calls=[Call("write_file", {"path": "new.txt", "content": "hello\n"}, "call_w")]))
     running = h.start_chat("create new.txt")
@@ -353,7 +342,7 @@ async def test_suspended_approval_survives_a_restart(tmp_path, fake, workspace):
     assert record["messages"][-1]["role"] == "assistant"
     assert record["messages"][-1]["content"][-1]["toolCallId"] == "call_w"  # still pending
 
-    h2 = await _start(tmp_path, fake, workspace, "neovim")
+    h2 = await start_server(tmp_path, fake, workspace, "neovim")
     try:
         h2.answers = ["Allow"]
         fake.script(Reply(text="Written."))
@@ -367,7 +356,7 @@ async def test_suspended_approval_survives_a_restart(tmp_path, fake, workspace):
         assert outputs and outputs[0]["call_id"] == "call_w"
         assert not fake.rejections
     finally:
-        await _stop(h2)
+        await stop(h2)
 
 
 async def test_resume_keeps_a_sessions_workspace(tmp_path, fake, workspace):
@@ -375,10 +364,10 @@ async def test_resume_keeps_a_sessions_workspace(tmp_path, fake, workspace):
     out), forked into this one on request, or run in its own folder when this server has it open."""
     other = tmp_path / "other"
     other.mkdir()
-    a = await _start(tmp_path, fake, workspace)
+    a = await start_server(tmp_path, fake, workspace)
     fake.script(Reply(text="first"))
     first = await a.chat("work in the workspace")
-    await _stop(a)
+    await stop(a)
     path = tmp_path / "home" / "sessions" / f"{first['sessionId']}.json"
     original = path.read_bytes()
 
@@ -395,7 +384,7 @@ async def test_resume_keeps_a_sessions_workspace(tmp_path, fake, workspace):
         await b.chat("go on here")
         await b.command("shiro.save")
     finally:
-        await _stop(b)
+        await stop(b)
     assert path.read_bytes() == original  # the original record is untouched
     copy = json.loads((tmp_path / "home" / "sessions" / f"{forked['sessionId']}.json").read_text())
     assert copy["cwd"] == str(other) and len(copy["messages"]) == 4
@@ -409,6 +398,6 @@ async def test_resume_keeps_a_sessions_workspace(tmp_path, fake, workspace):
         await c.chat("continue", sessionId=first["sessionId"])
         await c.command("shiro.save", {"sessionId": first["sessionId"]})
     finally:
-        await _stop(c)
+        await stop(c)
     record = json.loads(path.read_text())
     assert record["cwd"] == str(workspace) and len(record["messages"]) == 4

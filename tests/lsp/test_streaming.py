@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator
 import pytest_asyncio
 
 from tests.fake_provider import Reply
-from tests.lsp.conftest import Harness, server_env, start_client
+from tests.support.lsp import Harness, server_env, start_client
 
 DELTAS = 10_000
 TEXT = "".join(f"{i:05d} " for i in range(DELTAS))  # every piece says where it belongs

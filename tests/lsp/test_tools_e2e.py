@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.lsp import server_env, start_client
 
 
 def _result(harness, turn_id):
@@ -54,6 +54,7 @@ async def test_dismissed_dialog_is_a_deny_and_always_allow_sticks(harness):
     assert len(harness.asked) == 2  # the third call was covered by "Always allow"
 
 
+@pytest.mark.every_client
 async def test_edit_of_open_file_arrives_as_apply_edit(harness):
     uri = (harness.root / "hello.py").as_uri()
     harness.client.text_document_did_open(
@@ -75,6 +76,7 @@ async def test_edit_of_open_file_arrives_as_apply_edit(harness):
     assert (harness.root / "hello.py").read_text() == "print('hello')\n"
 
 
+@pytest.mark.every_client
 async def test_rejected_edit_is_reported(harness):
     uri = (harness.root / "hello.py").as_uri()
     harness.client.text_document_did_open(

@@ -1,4 +1,6 @@
-"""MCP end to end: the real server over stdio (pytest-lsp), the fake provider, real MCP servers."""
+"""MCP end to end: the real server over stdio (pytest-lsp), the fake provider, real MCP servers:
+what needs the editor (dialogs, settings pushed by the client, the server's log and its process
+tree). A tool call, its failures and its abort: tests/mcp/test_mcp_service.py, in-process."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from tests.fake_provider import Call, Reply
-from tests.lsp.conftest import Harness, server_env, start_client
+from tests.support.lsp import Harness, server_env, start_client
 
 from .helpers import FAULT_SERVER, descendants, fault_entry, pid_alive, pids_in, time_server
 
@@ -56,27 +58,6 @@ async def close(h: Harness) -> None:
     await h.client.stop()
 
 
-async def test_time_server_call_reaches_the_next_request(tmp_path, fake, workspace):
-    h = await launch(tmp_path, fake, workspace, {"approvals": "auto", "mcpServers": {
-        "time": {"command": time_server(), "args": ["--local-timezone", "UTC"]}}})
-    try:
-        seen = await wait_ready(h, "time")
-        tool = {t["name"]: t for t in seen["time"]["tools"]}["get_current_time"]
-        assert tool["modelName"] == "mcp__time__get_current_time" and seen["time"]["source"] == "settings"
-        fake.script(Reply(calls=[Call("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})]), Reply(text="it is late"))
-        result = await h.chat("what time is it in Tokyo?")
-        assert result["status"] == "completed" and result["text"] == "it is late"
-        offered = {t["name"]: t for t in fake.requests[0].body["tools"]}
-        assert offered["mcp__time__get_current_time"]["parameters"]["properties"]["timezone"]["type"] == "string"
-        [output] = outputs(fake.requests[1])
-        assert "Asia/Tokyo" in output and "datetime" in output
-        [event] = tool_results(h, result["turnId"])
-        assert not event["isError"]
-        assert h.asked == []  # under `auto` nothing asks
-    finally:
-        await close(h)
-
-
 async def test_approvals_ask_always_allow_and_server_always_allow(tmp_path, fake, workspace):
     h = await launch(tmp_path, fake, workspace, {"approvals": "auto-edit", "mcpServers": {
         "f": fault_entry(), "g": fault_entry(alwaysAllow=["echo"])}})
@@ -94,56 +75,6 @@ async def test_approvals_ask_always_allow_and_server_always_allow(tmp_path, fake
         assert got[0][1] and "denied" in got[0][0]
         assert got[1:] == [("two", False), ("three", False), ("four", False)]
         assert len(h.asked) == 2 and "call the MCP tool 'echo' of server 'f'" in h.asked[0]
-    finally:
-        await close(h)
-
-
-async def test_failures_are_notices_naming_the_server_with_its_stderr(tmp_path, fake, workspace):
-    h = await launch(tmp_path, fake, workspace, {"approvals": "auto", "mcpServers": {
-        "boom": fault_entry("--crash-at-start"), "f": fault_entry("--bad-schema", timeoutSeconds=2)}})
-    try:
-        await wait_ready(h, "f")
-        fake.script(
-            Reply(calls=[Call("mcp__f__hang", {})]),
-            Reply(calls=[Call("mcp__f__crash", {})]),
-            Reply(text="bad luck"),
-        )
-        result = await h.chat("try the tools")
-        notices = [e["message"] for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]
-        assert any("MCP server 'boom' failed" in n and "told to crash at start" in n for n in notices), notices
-        assert any("tool 'broken' left out" in n for n in notices), notices
-        hang, crash = tool_results(h, result["turnId"])
-        assert hang["isError"] and hang["output"] == "MCP tool 'hang' of server 'f' timed out after 2 s (timeoutSeconds)"
-        assert crash["isError"] and "the server stopped during the call" in crash["output"]
-        assert "crashing mid-call as asked" in crash["output"]
-        assert "mcp__f__broken" not in {t["name"] for t in fake.requests[0].body["tools"]}
-        seen = await servers(h)
-        assert seen["boom"]["state"] == "failed" and seen["f"]["state"] == "failed"
-        # The next request goes out without the dead server's tools.
-        fake.script(Reply(text="fine"))
-        await h.chat("again")
-        assert not any(t["name"].startswith("mcp__f__") for t in fake.requests[-1].body["tools"])
-    finally:
-        await close(h)
-
-
-async def test_abort_cancels_an_mcp_call_in_flight(tmp_path, fake, workspace):
-    h = await launch(tmp_path, fake, workspace, {"approvals": "auto", "mcpServers": {"f": fault_entry()}})
-    try:
-        await wait_ready(h, "f")
-        fake.script(Reply(calls=[Call("mcp__f__hang", {})]))
-        running = h.start_chat("hang")
-        await h.wait_for(lambda: any(e["type"] == "tool_call" for e in h.events))
-        await asyncio.sleep(0.2)
-        assert (await h.command("shiro.abort"))["aborted"] is True
-        result = await asyncio.wait_for(running, timeout=10)
-        result = result if isinstance(result, dict) else result._asdict()
-        assert result["status"] == "aborted"
-        [event] = tool_results(h, result["turnId"])
-        assert event["output"] == "aborted by the user"
-        fake.script(Reply(calls=[Call("mcp__f__echo", {"text": "alive"})]), Reply(text="ok"))
-        result = await h.chat("echo")
-        assert [e["output"] for e in tool_results(h, result["turnId"])] == ["alive"]
     finally:
         await close(h)
 

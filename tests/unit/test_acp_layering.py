@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.imports import imported_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 ACP = ROOT / "server" / "acp"
@@ -21,19 +22,7 @@ FORBIDDEN_OURS = ("lsp", "lsp_bridge", "commands", "client")  # shiro_neko.<thes
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """Every module a file imports, relative ones resolved against shiro_neko.acp."""
-    found: list[tuple[int, str]] = []
-    package = ["shiro_neko", "acp"]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                found.append((node.lineno, node.module or ""))
-            else:
-                base = package[: len(package) - node.level + 1]
-                names = [node.module] if node.module else [a.name for a in node.names]
-                found += [(node.lineno, ".".join([*base, n])) for n in names]
-    return found
+    return imported_modules(path, "shiro_neko.acp")
 
 
 def _forbidden(module: str) -> bool:

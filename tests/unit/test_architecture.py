@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import shiro_neko
+from tests.support.imports import imported_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "server"
@@ -54,21 +55,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
     env.update(extra)
     return env
-
-
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """Absolute module names a file imports (anywhere in it, including inside functions)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
-            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                found.append((node.lineno, node.args[0].value))
-    return found
 
 
 @pytest.mark.parametrize("layer", ["agent", "state"])
@@ -204,17 +190,7 @@ def test_wheel_layout_imports_every_module_from_another_directory(tmp_path: Path
 
 def _absolute_imports(path: Path) -> list[tuple[int, str]]:
     """Every module a file imports, relative imports resolved to `shiro_neko.…` names."""
-    package = _package_parts(path)
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = list(imported_modules(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level > 0:
-            base = package[: len(package) - (node.level - 1)]
-            if node.module:
-                found.append((node.lineno, ".".join([*base, node.module])))
-            else:  # `from . import x`: each name may be a module
-                found += [(node.lineno, ".".join([*base, alias.name])) for alias in node.names]
-    return found
+    return imported_modules(path, ".".join(_package_parts(path)))
 
 
 def _offenders(files: list[Path], bad: Any) -> list[str]:

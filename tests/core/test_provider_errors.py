@@ -1,9 +1,12 @@
-"""Provider failures end to end: retries, mid-stream errors, fallbacks, lost stored items."""
+"""Provider failures, the service in-process over the real HTTP fake: retries, mid-stream errors,
+fallbacks, lost stored items."""
 
 from __future__ import annotations
 
+import re
+
 from tests.fake_provider import Call, HttpError, Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.service import service_harness
 
 
 async def test_500_then_success(harness):
@@ -11,15 +14,21 @@ async def test_500_then_success(harness):
     result = await harness.chat("hello")
     assert result["status"] == "completed" and result["text"] == "fine now"
     notices = [e["message"] for e in harness.of_turn(result["turnId"]) if e["type"] == "notice"]
-    assert len(notices) == 2 and "retrying" in notices[0]
+    # The default retryBackoff, 0.5 s, plus up to 0.1 s of jitter (agent/provider/openai_provider.py).
+    assert len(notices) == 2 and re.search(r"retrying in 0\.[56] s \(1/3\)", notices[0]), notices
     assert len(harness.fake.requests) == 3
 
 
 async def test_retries_give_up_after_three(harness):
+    harness.service.update_settings({"retryBackoff": 0.01})  # the count matters here, not the wait
     harness.fake.script(*[HttpError(503, "down")] * 4)
     result = await harness.chat("hello")
     assert result["status"] == "error" and "down" in result["error"]
     assert len(harness.fake.requests) == 4
+    notices = [e["message"] for e in harness.of_turn(result["turnId"]) if e["type"] == "notice"]
+    # 0.01 s, 0.02 s, 0.04 s, each plus up to 0.1 s of jitter: not the default 0.5, 1 and 2 s.
+    assert [re.sub(r"in 0\.[01] s", "in ~0 s", n.split("; ")[-1]) for n in notices] == [
+        "retrying in ~0 s (1/3)", "retrying in ~0 s (2/3)", "retrying in ~0 s (3/3)"]
 
 
 async def test_400_is_not_retried(harness):
@@ -61,22 +70,14 @@ async def test_tools_rejected_retries_once_without_tools(harness):
     assert len(harness.fake.requests) == 2 and "tools" not in harness.fake.requests[1].body
 
 
-async def test_wire_auto_falls_back_to_chat(tmp_path, fake, workspace):
-    home = tmp_path / "home"
-    h = await start_client(
-        {"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url),
-        init_options={"wireApi": "auto"},
-    )
-    try:
+async def test_wire_auto_falls_back_to_chat(shiro_home, fake, workspace):
+    async with service_harness(fake, shiro_home, workspace, wireApi="auto") as h:
         fake.responses_route = False
         fake.script(Reply(text="via chat"), Reply(text="still chat"))
         result = await h.chat("hello")
         assert result["status"] == "completed" and result["text"] == "via chat"
         await h.chat("again")
         assert [r.api for r in fake.requests] == ["responses", "chat", "chat"]
-    finally:
-        await h.client.shutdown_session()
-        await h.client.stop()
 
 
 async def test_missing_stored_item_is_resent_inline_once(harness):
@@ -92,19 +93,11 @@ async def test_missing_stored_item_is_resent_inline_once(harness):
     assert not any(i.get("type") == "item_reference" for i in harness.fake.requests[-1].body["input"])
 
 
-async def test_max_steps_stops_the_turn_with_a_notice(tmp_path, fake, workspace):
-    home = tmp_path / "home"
-    h = await start_client(
-        {"fake": fake, "home": home, "root": workspace}, "visual-studio-code", server_env(home, fake.base_url),
-        init_options={"maxSteps": 2},
-    )
-    try:
+async def test_max_steps_stops_the_turn_with_a_notice(shiro_home, fake, workspace):
+    async with service_harness(fake, shiro_home, workspace, maxSteps=2) as h:
         fake.script(*[Reply(calls=[Call("list_files", {})]) for _ in range(3)])
         result = await h.chat("loop forever")
         assert result["status"] == "completed"
         assert len(fake.requests) == 2
         notice = [e for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]
         assert notice and "maxSteps" in notice[-1]["message"]
-    finally:
-        await h.client.shutdown_session()
-        await h.client.stop()

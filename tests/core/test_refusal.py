@@ -1,6 +1,6 @@
-"""A refusal from the model (Responses `refusal` content, Chat `delta.refusal`) over LSP: streamed
+"""A refusal from the model (Responses `refusal` content, Chat `delta.refusal`) as a client sees it: streamed
 as the assistant's text, flagged on `turn_end` and the `shiro.chat` result, saved in the record,
-and sent back to the model on the next turn."""
+and sent back to the model on the next turn. The service in-process through the command glue."""
 
 from __future__ import annotations
 
@@ -10,19 +10,15 @@ import json
 import pytest
 
 from tests.fake_provider import Reply
-from tests.lsp.conftest import server_env, start_client
+from tests.support.service import service_harness
 
 REFUSAL = "I can't help with that request."
 
 
 @pytest.mark.parametrize("wire", ["responses", "chat"])
-async def test_a_refusal_is_shown_flagged_saved_and_sent_back(tmp_path, fake, workspace, wire):
-    home = tmp_path / "home"
-    h = await start_client(
-        {"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url),
-        init_options={"wireApi": wire},
-    )
-    try:
+async def test_a_refusal_is_shown_flagged_saved_and_sent_back(shiro_home, fake, workspace, wire):
+    home = shiro_home
+    async with service_harness(fake, home, workspace, wireApi=wire) as h:
         fake.script(Reply(refusal=REFUSAL, chunks=3), Reply(text="Sure, that one I can do."))
         result = await h.chat("do something I won't do")
         assert result["status"] == "completed" and result["refused"] is True and result["text"] == REFUSAL
@@ -48,9 +44,6 @@ async def test_a_refusal_is_shown_flagged_saved_and_sent_back(tmp_path, fake, wo
         assert refusal_part["type"] == "text" and refusal_part["text"] == REFUSAL and refusal_part["refusal"] is True
         resumed = await h.command("shiro.resume", {"id": result["sessionId"]})
         assert resumed["messages"][1]["content"][-1]["refusal"] is True
-    finally:
-        await h.client.shutdown_session()
-        await h.client.stop()
 
 
 async def test_a_refused_compaction_leaves_the_transcript(harness):
