@@ -13,6 +13,7 @@ import logging
 import os
 import random
 import threading
+import sys
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Literal
 
@@ -256,6 +257,8 @@ class OpenAIProvider:
         objects (server/import_gc.py), as the preload has."""
         from ...import_gc import paused
 
+        if "openai" in sys.modules:  # nothing to import: no gc.freeze of what the process holds now
+            return self._get_client(http_client)
         with paused():
             return self._get_client(http_client)
 
