@@ -12,8 +12,8 @@ import asyncio
 import logging
 import os
 import random
-import threading
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Literal
 
