@@ -348,3 +348,21 @@ def test_terminal_client_imports_only_the_protocol_and_its_own_package() -> None
         # fills memory), nothing else.
         leaves = _offenders([path], lambda m: _under(m, "shiro_neko") and m not in ("shiro_neko.__version__", "shiro_neko.state.atomic") and m not in SHARED_LEAVES)
         assert not leaves, "\n".join(leaves)
+
+
+def test_the_architecture_doc_names_every_part_of_the_tree() -> None:
+    """docs/architecture.md's tree is where a newcomer looks for a behaviour: every module and
+    package of server/ and every client folder is in it, and every name in it exists."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = text.split("```", 2)[1]
+    words = set(re.findall(r"[\w.]+(?:/[\w.]+)*/?", tree))
+    server = ROOT / "server"
+    parts = [p.name + "/" if p.is_dir() else p.name for p in server.iterdir()
+             if p.name not in ("__init__.py", "__pycache__") and (p.is_dir() or p.suffix == ".py")]
+    missing = [p for p in parts if p not in words and p.removesuffix(".py") not in words]
+    missing += [f"clients/{c.name}/" for c in (ROOT / "clients").iterdir() if c.is_dir() and f"clients/{c.name}/" not in words]
+    assert missing == [], f"docs/architecture.md's tree does not name: {missing}"
+    named = [w for w in words if w.endswith("/") and not w.startswith(".") and w.count("/") == 1 and w[0].islower()]
+    absent = [w for w in named if not (server / w).is_dir() and not (ROOT / w).is_dir() and not (ROOT / "tests" / w).is_dir()
+              and not any((server / d / w).is_dir() for d in ("agent",))]
+    assert absent == [], f"docs/architecture.md's tree names folders that do not exist: {absent}"
