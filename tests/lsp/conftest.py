@@ -13,8 +13,7 @@ import pytest
 import pytest_asyncio
 
 from tests.fake_provider import FakeProvider
-# Re-exported: the harness lives in tests/support/lsp.py; older tests import it from here.
-from tests.support.lsp import CLIENTS, HANG, Harness, server_env, start_client, start_server, stop  # noqa: F401
+from tests.support.lsp import CLIENTS, Harness, start_server, stop
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
