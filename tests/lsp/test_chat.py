@@ -34,7 +34,10 @@ async def test_cancel_request_aborts_that_turn(harness):
 
 
 async def test_cancel_request_of_a_queued_prompt_removes_only_it(harness):
-    harness.fake.script(Reply(text="first", chunks=10, delay=0.05), Reply(text="third"))
+    # Two seconds of stream after the first delta: the two prompts are queued while it runs (a
+    # cold server's first response is read once the SDK is imported, so its early chunks arrive
+    # together and a short stream could end before they do).
+    harness.fake.script(Reply(text="first " * 40, chunks=40, delay=0.05), Reply(text="third"))
     first = harness.start_chat("one")
     await harness.wait_for(lambda: any(e["type"] == "text_delta" for e in harness.events))
     second = harness.start_chat("two", msg_id="chat-2")
@@ -44,7 +47,7 @@ async def test_cancel_request_of_a_queued_prompt_removes_only_it(harness):
     with pytest.raises(JsonRpcRequestCancelled):
         await second
     results = [r if isinstance(r, dict) else r._asdict() for r in await asyncio.gather(first, third)]
-    assert [r["text"] for r in results] == ["first", "third"]
+    assert [r["text"] for r in results] == ["first " * 40, "third"]
     assert len(harness.fake.requests) == 2
 
 
