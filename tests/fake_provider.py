@@ -200,7 +200,8 @@ class Reply:
     # ``message.refusal`` with ``content`` null; after ``text`` when both are given.
     refusal: str | None = None
     chunks: int = 3
-    delay: float = 0.0
+    delay: float = 0.0  # between every two SSE events of the stream
+    think: float = 0.0  # once, before the first event (the model thinking)
     usage: tuple[int, int] | None = None
     break_after: int | None = None
     error_after: int | None = None
@@ -690,6 +691,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         self._start_stream()
         try:
+            self._pause(reply.think)
             for n, ev in enumerate(events):
                 if due(reply.break_after, n):
                     self._drop_connection()

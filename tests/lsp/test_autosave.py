@@ -69,7 +69,7 @@ async def test_a_burst_writes_once_after_the_debounce_and_the_turn_end_saves_at_
 
         # The model answers after 1 s with a call; the call and its result land a few ms apart
         # (a burst); then 3 s of quiet before the final answer.
-        fake.script(at(Reply(delay=1.0, calls=[Call("read_file", {"path": "hello.py"})])), at(Reply(delay=3.0, text="done")))
+        fake.script(at(Reply(think=1.0, calls=[Call("read_file", {"path": "hello.py"})])), at(Reply(think=3.0, text="done")))
         watch = SaveWatch(await _session_path(h))
         await h.wait_for(lambda: any(c == 2 for _, c in watch.saves), timeout=10)
         watch.saves.clear()  # the first turn's own save, seen
