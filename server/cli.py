@@ -80,6 +80,9 @@ def _serve_stdio_cold() -> Any:
     from .import_gc import paused
     from .trace import mark
 
+    with paused():  # the front's command names (lsp_front.commands), before the thread competes for the GIL
+        from . import protocol  # noqa: F401
+
     built: list[Any] = []
     failed: list[BaseException] = []
 

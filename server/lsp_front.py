@@ -131,17 +131,24 @@ class Replay:
 
 # What the pygls server answers `initialize` with (pygls.capabilities.ServerCapabilitiesBuilder over
 # our features and commands, server/lsp/server.py and server/commands/), but `positionEncoding`,
-# which `position_encoding` negotiates. tests/lsp/test_front.py fails when this drifts.
+# which `position_encoding` negotiates, and the command list (`commands()`). tests/lsp/test_front.py
+# fails when this drifts.
 CAPABILITIES: dict[str, Any] = {
     "textDocumentSync": {"openClose": True, "change": 2, "save": False},
-    "executeCommandProvider": {"commands": [
-        "shiro.chat", "shiro.abort", "shiro.newSession", "shiro.status", "shiro.compact", "shiro.sessions",
-        "shiro.resume", "shiro.save", "shiro.notes", "shiro.remember", "shiro.recall", "shiro.forget",
-        "shiro.memory", "shiro.todos", "shiro.history", "shiro.stm", "shiro.stmClear", "shiro.mcp",
-        "shiro.checkpoints", "shiro.rewind",
-    ]},
     "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}, "fileOperations": {}},
 }
+
+
+def commands() -> list[str]:
+    """executeCommandProvider's list, in the order server/commands/ registers them (pygls keeps
+    that order). Imported here, not at the top: the front reads the first frame before it."""
+    from . import protocol as p
+
+    return [p.CHAT, p.ABORT, p.NEW_SESSION, p.STATUS, p.COMPACT, p.SESSIONS, p.RESUME, p.SAVE, p.NOTES,
+            p.REMEMBER, p.RECALL, p.FORGET, p.MEMORY, p.TODOS, p.HISTORY, p.STM, p.STM_CLEAR, p.MCP,
+            p.CHECKPOINTS, p.REWIND]
+
+
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")  # pygls's _SUPPORTED_ENCODINGS
 
 
@@ -173,6 +180,10 @@ def _plain_initialize_params(params: Any) -> bool:
     for key in ("general", "workspace", "textDocument", "window", "notebookDocument"):
         if capabilities.get(key) is not None and not isinstance(capabilities[key], dict):
             return False
+    sync = (capabilities.get("textDocument") or {}).get("synchronization")
+    if sync is not None and not (isinstance(sync, dict) and all(
+            sync.get(key) in (None, True, False) for key in ("willSave", "willSaveWaitUntil"))):
+        return False
     general = capabilities.get("general") or {}
     encodings = general.get("positionEncodings")
     if encodings is not None and not (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings)):
@@ -194,7 +205,14 @@ def initialize_result(params: Any, version: str) -> dict[str, Any] | None:
     answer (pygls will)."""
     if not _plain_initialize_params(params):
         return None
-    capabilities = {"positionEncoding": position_encoding(params["capabilities"]), **CAPABILITIES}
+    capabilities = {"positionEncoding": position_encoding(params["capabilities"]), **CAPABILITIES,
+                    "executeCommandProvider": {"commands": commands()}}
+    # pygls's `_with_text_document_sync`: `client's flag and feature registered` is False (we
+    # register neither willSave feature) when the client sent the flag at all, else None (omitted).
+    sync = (params["capabilities"].get("textDocument") or {}).get("synchronization") or {}
+    flags = {key: False for key in ("willSave", "willSaveWaitUntil") if sync.get(key) is not None}
+    if flags:
+        capabilities["textDocumentSync"] = {**capabilities["textDocumentSync"], **flags}
     return {"capabilities": capabilities, "serverInfo": {"name": "shiro-neko", "version": version}}
 
 
