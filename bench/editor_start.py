@@ -10,8 +10,9 @@ Per run, from just before the spawn:
 - to_initialize_ms: the `initialize` answer has been read;
 - to_first_request_ms: the fake read the first request's first byte;
 - to_chat_answer_ms: the `shiro.chat` answer (the turn is over);
-- server marks (SHIRO_TRACE): server_main_ms (the interpreter is up), server_imported_ms (the LSP
-  layer imported), early_request_ms (the first request handed to httpx2 before the SDK,
+- server marks (SHIRO_TRACE): server_main_ms (the interpreter is up), front_initialize_ms (the
+  stdlib front answered `initialize`, server/lsp_front.py), server_imported_ms (the LSP layer
+  imported, in its thread), server_initialize_ms (pygls handled the replayed `initialize`), early_request_ms (the first request handed to httpx2 before the SDK,
   agent/provider/early_request.py), openai_import_ms / openai_client_ms (the SDK import's start
   and end, in its thread).
 
@@ -49,7 +50,8 @@ FLOORS = {
     "import_pygls_lsprotocol": "import pygls.server, lsprotocol.types",
     "import_shiro_lsp_layer": "import shiro_neko.lsp",
 }
-MARKS = {"server_main_ms": "server-main", "server_imported_ms": "server-imported",
+MARKS = {"server_main_ms": "server-main", "front_initialize_ms": "front-initialize-answered",
+         "server_imported_ms": "server-imported",
          "server_initialize_ms": "server-initialize", "early_request_ms": "early-request-sent",
          "openai_import_ms": "openai-import", "openai_client_ms": "openai-client"}
 

@@ -46,6 +46,15 @@ class MalformedFrame(Exception):
     """A frame that breaks the base protocol: the reason is logged and the connection closed."""
 
 
+MALFORMED = "malformed LSP frame from the client (%s); closing the connection"  # logged with the reason
+
+
+def check_body(body: bytes, length: int) -> None:
+    """A body read for `length` bytes came whole, or the input ended inside it."""
+    if len(body) < length:
+        raise MalformedFrame(f"the input ended inside a frame's body ({len(body)} of {length} bytes)")
+
+
 class Headers:
     """One frame's headers, fed a line at a time as read (line end included, at most
     MAX_HEADER_LINE + 1 bytes: the readers' limit)."""
@@ -101,8 +110,7 @@ def read_frame(stream: BinaryIO) -> tuple[bytes, bytes] | None:
         if not line:
             return None
     body = stream.read(length) if length else b""
-    if len(body) < length:
-        raise MalformedFrame(f"the input ended inside a frame's body ({len(body)} of {length} bytes)")
+    check_body(body, length)
     raw += body
     return bytes(raw), body
 
@@ -240,7 +248,7 @@ def answer_initialize(stdin: BinaryIO, stdout: BinaryIO, version: str) -> Handov
     try:
         frame = read_frame(stdin)
     except MalformedFrame as exc:
-        log.error("malformed LSP frame from the client (%s); closing the connection", exc)
+        log.error(MALFORMED, exc)
         return Handover(closed=True)
     if frame is None:
         return Handover(closed=True)

@@ -72,7 +72,7 @@ from pygls.protocol import LanguageServerProtocol
 
 # The framing of override 7 is written once, in the stdlib-only front that answers `initialize`
 # before pygls is imported (server/lsp_front.py); both readers use it.
-from ..lsp_front import MAX_BODY_BYTES, MAX_HEADER_LINE, MAX_HEADER_LINES, Headers, MalformedFrame  # noqa: E402
+from ..lsp_front import MALFORMED, MAX_BODY_BYTES, MAX_HEADER_LINE, MAX_HEADER_LINES, Headers, MalformedFrame, check_body
 
 __all__ = ["MAX_BODY_BYTES", "MAX_HEADER_LINE", "MAX_HEADER_LINES", "MalformedFrame", "read_content_length",
            "read_frames", "serve_io", "ShiroProtocol"]
@@ -197,14 +197,12 @@ async def read_frames(stop_event: threading.Event, reader: Any, protocol: Any, l
     while not stop_event.is_set():
         try:
             length = await read_content_length(reader)
+            if length is None:
+                return
+            body = await reader.readexactly(length) if length else b""
+            check_body(body, length)
         except MalformedFrame as exc:
-            logger.error("malformed LSP frame from the client (%s); closing the connection", exc)
-            return
-        if length is None:
-            return
-        body = await reader.readexactly(length) if length else b""
-        if len(body) < length:
-            logger.error("the input ended inside a frame's body (%d of %d bytes); closing the connection", len(body), length)
+            logger.error(MALFORMED, exc)
             return
         try:
             protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))

@@ -209,7 +209,9 @@ def test_initialize_is_answered_before_lsprotocol_is_imported_and_pygls_takes_ov
 @pytest.mark.parametrize("frame, reason", [
     (b"Content-Length: abc\r\n\r\n{}", "Content-Length is not a number"),
     (b"Content-Length: 99999999999\r\n\r\n", "over the 256 MB limit"),
-    (b"Content-Length: 40\r\n\r\n{\"jsonrpc\"", "the input ended inside a frame's body"),
+    (b"Content-Length: 40\r\n\r\n{\"jsonrpc\"", "the input ended inside a frame's body (10 of 40 bytes)"),
+    (b"X-Long: " + b"a" * 20_000 + b"\r\n\r\n", "a header line longer than 8192 bytes"),
+    (b"no colon\r\n\r\n", "a header line without a colon"),
 ])
 def test_a_malformed_first_frame_is_logged_and_closes_the_connection(tmp_path: Path, frame: bytes, reason: str) -> None:
     env = server_env(tmp_path / "home", "http://127.0.0.1:9/v1")
