@@ -51,7 +51,9 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
     from .import_gc import paused
     from .trace import mark, mark_peak_rss
 
-    if prebuilt is not None or args.tcp:
+    # The front (server/lsp_front.py) is for a spawned stdio server: a warm server's fork has pygls
+    # imported already. SHIRO_LSP_FRONT=0 turns it off (bench/editor_start.py's A/B in one run).
+    if prebuilt is not None or args.tcp or os.environ.get("SHIRO_LSP_FRONT") == "0":
         with paused():  # no full GC passes over the import-time objects (import_gc.py)
             from .lsp import create_server  # after argument parsing: --help and --version stay instant
 
