@@ -104,6 +104,7 @@ def _serve_stdio_cold() -> Any:
     loader.join()
     if failed:
         raise failed[0]
+    handover.log_malformed()
     if handover.closed:
         return None
     server = built[0]

@@ -234,11 +234,18 @@ class Handover:
     """What the front did: what pygls must read first, and the `initialize` it answered."""
 
     def __init__(self, replay: bytes = b"", answered_id: Any = None, answered: dict[str, Any] | None = None,
-                 closed: bool = False) -> None:
+                 closed: bool = False, malformed: MalformedFrame | None = None) -> None:
         self.replay = replay
         self.answered_id = answered_id
         self.answered = answered
         self.closed = closed  # the input ended or broke: nothing to serve
+        self.malformed = malformed  # why it broke, logged (MALFORMED) once the LSP layer is imported
+
+    def log_malformed(self) -> None:
+        """After the import thread ended: the root handler's filter (server/cli.py) imports pygls,
+        and one package imported from two threads at once is what import locks deadlock on."""
+        if self.malformed is not None:
+            log.error(MALFORMED, self.malformed)
 
 
 def answer_initialize(stdin: BinaryIO, stdout: BinaryIO, version: str) -> Handover:
@@ -248,8 +255,7 @@ def answer_initialize(stdin: BinaryIO, stdout: BinaryIO, version: str) -> Handov
     try:
         frame = read_frame(stdin)
     except MalformedFrame as exc:
-        log.error(MALFORMED, exc)
-        return Handover(closed=True)
+        return Handover(closed=True, malformed=exc)
     if frame is None:
         return Handover(closed=True)
     raw, body = frame
