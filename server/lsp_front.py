@@ -271,7 +271,8 @@ def answer_initialize(stdin: BinaryIO, stdout: BinaryIO, version: str) -> Handov
     result = initialize_result(message.get("params"), version)
     if result is None:
         return Handover(raw)
-    stdout.write(encode_response(msg_id, result))
+    answer = encode_response(msg_id, result)
+    mark("front-initialize-answered")  # before the write: a client that reads the answer finds the mark
+    stdout.write(answer)
     stdout.flush()
-    mark("front-initialize-answered")
     return Handover(raw, msg_id, result)
