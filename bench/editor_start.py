@@ -10,8 +10,9 @@ Per run, from just before the spawn:
 - to_initialize_ms: the `initialize` answer has been read;
 - to_first_request_ms: the fake read the first request's first byte;
 - to_chat_answer_ms: the `shiro.chat` answer (the turn is over);
-- server marks (SHIRO_TRACE): server_main_ms (the interpreter is up), server_imported_ms (the LSP
-  layer imported), early_request_ms (the first request handed to httpx2 before the SDK,
+- server marks (SHIRO_TRACE): server_main_ms (the interpreter is up), front_initialize_ms (the
+  stdlib front answered `initialize`, server/lsp_front.py), server_imported_ms (the LSP layer
+  imported, in its thread), server_initialize_ms (pygls handled the replayed `initialize`), early_request_ms (the first request handed to httpx2 before the SDK,
   agent/provider/early_request.py), openai_import_ms / openai_client_ms (the SDK import's start
   and end, in its thread).
 
@@ -49,7 +50,8 @@ FLOORS = {
     "import_pygls_lsprotocol": "import pygls.server, lsprotocol.types",
     "import_shiro_lsp_layer": "import shiro_neko.lsp",
 }
-MARKS = {"server_main_ms": "server-main", "server_imported_ms": "server-imported",
+MARKS = {"server_main_ms": "server-main", "front_initialize_ms": "front-initialize-answered",
+         "server_imported_ms": "server-imported",
          "server_initialize_ms": "server-initialize", "early_request_ms": "early-request-sent",
          "openai_import_ms": "openai-import", "openai_client_ms": "openai-client"}
 
@@ -63,12 +65,12 @@ def marks_of(path: Path) -> dict[str, int]:
     return out
 
 
-def run_once(python: str, fake: FakeChild) -> dict[str, Any]:
+def run_once(python: str, fake: FakeChild, **extra_env: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiro-bench-editor-") as tmp:
         ws, trace = Path(tmp, "ws"), Path(tmp, "trace")
         ws.mkdir()
         (ws / "hello.py").write_text("print('hello')\n")
-        env = server_env(Path(tmp, "home"), fake.base_url, SHIRO_TRACE=str(trace))
+        env = server_env(Path(tmp, "home"), fake.base_url, SHIRO_TRACE=str(trace), **extra_env)
         fake.script({"text": "Hello from the fake.", "chunks": 3})
         t0 = time.monotonic_ns()
         server = Server(ws, env, {"memory": {"enabled": False}}, python=python)  # spawn + initialize
@@ -104,15 +106,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5 runs")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--ab", action="store_true",
+                        help="also run each time with the front off (SHIRO_LSP_FRONT=0): before/after in one run")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
     compile_package(args.python)
     floor_ms: dict[str, list[float]] = {name: [] for name in FLOORS}
-    samples = []
+    samples, without_front = [], []
     with FakeChild() as fake:
         run_once(args.python, fake)  # warm-up: page cache
         for _ in range(runs):
             samples.append(run_once(args.python, fake))
+            if args.ab:
+                without_front.append(run_once(args.python, fake, SHIRO_LSP_FRONT="0"))
             for name, code in FLOORS.items():  # between the runs: the same load
                 floor_ms[name].append(timed([args.python, "-c", code]))
     keys = list(samples[0])
@@ -126,8 +132,20 @@ def main() -> None:
         "first_request_to_pygls_floor": round(cold["to_first_request_ms"]["median_"]
                                               / floors["import_pygls_lsprotocol_ms"]["median_"], 2),
     }
-    write_result(args.out, {"cold_editor_start": cold, "floors": floors, "ratios": ratios,
-                            "targets": TARGETS, "targets_met": met})
+    result: dict[str, Any] = {"cold_editor_start": cold, "floors": floors, "ratios": ratios,
+                              "targets": TARGETS, "targets_met": met}
+    if without_front:
+        off = {k: summary([s[k] for s in without_front if s[k] is not None], unit="") for k in keys}
+        result["cold_editor_start_without_front"] = off
+        result["ratios_without_front"] = {
+            "initialize_to_pygls_floor": round(off["to_initialize_ms"]["median_"]
+                                               / floors["import_pygls_lsprotocol_ms"]["median_"], 2),
+            "first_request_to_pygls_floor": round(off["to_first_request_ms"]["median_"]
+                                                  / floors["import_pygls_lsprotocol_ms"]["median_"], 2),
+        }
+        for k in keys:
+            print(f"without front: {k:<24} {off[k].get('median_', '-')!s:>9}")
+    write_result(args.out, result)
     for k in keys:
         print(f"{k:<24} {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})")
     for k, v in floors.items():

@@ -179,6 +179,8 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--show", action="store_true", help="print every run's marks")
+    parser.add_argument("--ab", action="store_true",
+                        help="also run each cold run with the server's front off (SHIRO_LSP_FRONT=0, server/lsp_front.py)")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
     floor_ms: dict[str, list[float]] = {name: [] for name in FLOORS}
@@ -190,9 +192,11 @@ def main() -> None:
     compile_package(args.python)  # .pyc files as an install has them (common/bytecode.py)
     with FakeChild() as fake:
         run_once(args.python, fake)  # warm-up: page cache
-        samples = []
+        samples, without_front = [], []
         for _ in range(runs):
             samples.append(run_once(args.python, fake))
+            if args.ab:
+                without_front.append(run_once(args.python, fake, {"SHIRO_LSP_FRONT": "0"}))
             floors_now()
         repeat = warm_runs(args.python, fake, runs, lambda: floors_now(("python_-c_pass",)))
     if args.show:
@@ -217,6 +221,11 @@ def main() -> None:
                           "repeat_to_first_request_ms": 300,
                           # issue 28 (same machine as its floors: python 0.01 s, openai 0.56 s, pygls 0.41 s)
                           "issue28_cold_wall_ms": 700, "issue28_cold_to_first_request_ms": 550}}
+    if without_front:
+        off = {k: summary([s[k] for s in without_front if s[k] is not None], unit="") for k in keys}
+        result["cold_oneshot_without_front"] = off
+        for k in keys:
+            print(f"without front: {k:<28} {off[k].get('median_', '-')!s:>9}")
     write_result(args.out, result)
     for k in keys:
         print(f"{k:<28} cold {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})"

@@ -51,18 +51,65 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
     from .import_gc import paused
     from .trace import mark, mark_peak_rss
 
-    with paused():  # no full GC passes over the import-time objects (import_gc.py)
-        from .lsp import create_server  # after argument parsing: --help and --version stay instant
+    # The front (server/lsp_front.py) is for a spawned stdio server: a warm server's fork has pygls
+    # imported already. SHIRO_LSP_FRONT=0 turns it off (bench/editor_start.py's A/B in one run).
+    if prebuilt is not None or args.tcp or os.environ.get("SHIRO_LSP_FRONT") == "0":
+        with paused():  # no full GC passes over the import-time objects (import_gc.py)
+            from .lsp import create_server  # after argument parsing: --help and --version stay instant
 
-        mark("server-imported")
-        server = prebuilt if prebuilt is not None else create_server()
-    if args.tcp:
-        server.start_tcp(args.host, args.port)
+            mark("server-imported")
+            server = prebuilt if prebuilt is not None else create_server()
+        if args.tcp:
+            server.start_tcp(args.host, args.port)
+        else:
+            server.serve_stdio()
     else:
-        server.serve_stdio()
+        server = _serve_stdio_cold()
+        if server is None:
+            return
     server.after_exit()
     mark_peak_rss("server")
     mark("server-exit")
+
+
+def _serve_stdio_cold() -> Any:
+    """A spawned server: the LSP layer imports in a thread while the stdlib front answers
+    `initialize` (server/lsp_front.py), then the pygls server takes the stream over. None when the
+    input ended or broke before anything could be served."""
+    import threading
+
+    from . import lsp_front
+    from .import_gc import paused
+    from .trace import mark
+
+    with paused():  # the front's command names (lsp_front.commands), before the thread competes for the GIL
+        from . import protocol  # noqa: F401
+
+    built: list[Any] = []
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            with paused():  # no full GC passes over the import-time objects (import_gc.py)
+                from .lsp import create_server
+
+                mark("server-imported")
+                built.append(create_server())
+        except BaseException as exc:  # re-raised on the main thread
+            failed.append(exc)
+
+    loader = threading.Thread(target=load, name="shiro-lsp-import", daemon=True)
+    loader.start()
+    handover = lsp_front.answer_initialize(sys.stdin.buffer, sys.stdout.buffer, __version__)
+    loader.join()
+    if failed:
+        raise failed[0]
+    handover.log_malformed()
+    if handover.closed:
+        return None
+    server = built[0]
+    server.serve_stdio(handover)
+    return server
 
 
 if __name__ == "__main__":

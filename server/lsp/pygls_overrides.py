@@ -48,6 +48,10 @@ turn a workaround into a no-op.
    pygls shows the client "Error in server: CANCELLED: <Future …>" (no upstream issue found).
    Override: `_handle_response` drops a response whose future is already done, as it does one
    to an unknown id (`tests/clients/test_terminal.py::test_esc_during_an_approval_aborts_without_a_server_error`).
+9. Not a pygls defect: `shiro-lsp` answers `initialize` from a stdlib front before pygls is
+   imported (server/lsp_front.py), then replays that request to pygls so its state is what it
+   always was. `_send_response` drops pygls's second answer to that id (logging an error if it
+   differs from the front's, which tests/lsp/test_front.py rules out for every plain client).
 """
 
 from __future__ import annotations
@@ -66,6 +70,13 @@ from pygls.io_ import StdinAsyncReader
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
+# The framing of override 7 is written once, in the stdlib-only front that answers `initialize`
+# before pygls is imported (server/lsp_front.py); both readers use it.
+from ..lsp_front import MALFORMED, MAX_BODY_BYTES, MAX_HEADER_LINE, MAX_HEADER_LINES, Headers, MalformedFrame, check_body
+
+__all__ = ["MAX_BODY_BYTES", "MAX_HEADER_LINE", "MAX_HEADER_LINES", "MalformedFrame", "read_content_length",
+           "read_frames", "serve_io", "ShiroProtocol"]
+
 
 _json = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
@@ -73,6 +84,20 @@ log = logging.getLogger(__name__)
 
 class ShiroProtocol(LanguageServerProtocol):
     before_send: Callable[[], None] | None = None
+    # (request id, result) of the `initialize` the front answered before pygls was imported
+    # (server/lsp_front.py, override 9): pygls handles that request again and must not answer twice.
+    front_answered: tuple[Any, dict[str, Any]] | None = None
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        answered = self.front_answered
+        if answered is not None and answered[0] == msg_id and type(answered[0]) is type(msg_id):
+            self.front_answered = None
+            self._result_types.pop(msg_id, None)
+            ours = self._converter.unstructure(result) if error is None else error
+            if ours != answered[1]:  # tests/lsp/test_front.py keeps them equal for every plain client
+                log.error("the front answered initialize with %s; pygls would have answered %s", answered[1], ours)
+            return
+        super()._send_response(msg_id, result, error)
 
     def _send_data(self, data: Any) -> None:
         if self.before_send is not None:
@@ -149,17 +174,6 @@ class ShiroProtocol(LanguageServerProtocol):
             del self._request_futures[msg_id]
 
 
-# Bounds of one frame (override 7). A header line is short ("Content-Length: 123\r\n"); a body may
-# be a 50 MB prompt, never a gigabyte.
-MAX_HEADER_LINE = 8 * 1024
-MAX_HEADER_LINES = 32
-MAX_BODY_BYTES = 256 * 1024 * 1024
-
-
-class MalformedFrame(Exception):
-    """A frame that breaks the base protocol: the reason is logged and the connection closed."""
-
-
 class BoundedStdinReader(StdinAsyncReader):
     """pygls's reader with a length limit on each header line."""
 
@@ -169,31 +183,12 @@ class BoundedStdinReader(StdinAsyncReader):
 
 async def read_content_length(reader: Any) -> int | None:
     """The Content-Length of the next frame after reading its headers; None at the end of input."""
-    length: int | None = None
-    for count in range(MAX_HEADER_LINES + 1):
+    headers = Headers()
+    while True:
         line: bytes = await reader.readline()
-        if not line:
-            if count:
-                raise MalformedFrame("the input ended inside a frame's headers")
-            return None
-        if not line.endswith(b"\n"):
-            raise MalformedFrame(f"a header line longer than {MAX_HEADER_LINE} bytes")
-        text = line.rstrip(b"\r\n")
-        if not text:
-            if length is None:
-                raise MalformedFrame("a frame without a Content-Length header")
+        length = headers.feed(line)
+        if length is not None or not line:
             return length
-        name, colon, value = text.partition(b":")
-        if not colon:
-            raise MalformedFrame(f"a header line without a colon: {text[:80]!r}")
-        if name.strip().lower() == b"content-length":
-            raw = value.strip()
-            if not raw.isdigit():
-                raise MalformedFrame(f"Content-Length is not a number: {raw[:40]!r}")
-            length = int(raw)
-            if length > MAX_BODY_BYTES:
-                raise MalformedFrame(f"Content-Length {length} is over the {MAX_BODY_BYTES // (1024 * 1024)} MB limit")
-    raise MalformedFrame(f"more than {MAX_HEADER_LINES} header lines")
 
 
 async def read_frames(stop_event: threading.Event, reader: Any, protocol: Any, logger: logging.Logger,
@@ -202,14 +197,12 @@ async def read_frames(stop_event: threading.Event, reader: Any, protocol: Any, l
     while not stop_event.is_set():
         try:
             length = await read_content_length(reader)
+            if length is None:
+                return
+            body = await reader.readexactly(length) if length else b""
+            check_body(body, length)
         except MalformedFrame as exc:
-            logger.error("malformed LSP frame from the client (%s); closing the connection", exc)
-            return
-        if length is None:
-            return
-        body = await reader.readexactly(length) if length else b""
-        if len(body) < length:
-            logger.error("the input ended inside a frame's body (%d of %d bytes); closing the connection", len(body), length)
+            logger.error(MALFORMED, exc)
             return
         try:
             protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
@@ -218,7 +211,7 @@ async def read_frames(stop_event: threading.Event, reader: Any, protocol: Any, l
             error_handler(exc, JsonRpcException)
 
 
-def serve_io(server: Any, on_writer: Callable[[Any], None], stdin: BinaryIO | None = None,
+def serve_io(server: Any, on_writer: Callable[[Any], None], stdin: Any = None,
              stdout: BinaryIO | None = None) -> None:
     """`server.start_io()` with a writer that never blocks the loop (override 5) and the framing of
     override 7."""

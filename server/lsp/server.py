@@ -46,9 +46,18 @@ class ShiroServer(LanguageServer):
             log.warning("no answer to workspace/configuration; using initializationOptions")
             self._settings_event().set()
 
-    def serve_stdio(self) -> None:
-        """LSP over stdin/stdout, written without blocking the loop (`pygls_overrides.serve_io`)."""
-        serve_io(self, self.sink.use_writer)
+    def serve_stdio(self, handover: Any = None) -> None:
+        """LSP over stdin/stdout, written without blocking the loop (`pygls_overrides.serve_io`).
+        `handover`: what the front read and answered first (server/lsp_front.py), replayed here."""
+        stdin = None
+        if handover is not None:
+            from ..lsp_front import Replay
+
+            protocol = self.protocol
+            assert isinstance(protocol, ShiroProtocol)
+            protocol.front_answered = (handover.answered_id, handover.answered) if handover.answered else None
+            stdin = Replay(handover.replay, sys.stdin.buffer)
+        serve_io(self, self.sink.use_writer, stdin)
 
     def after_exit(self) -> None:
         """The pipe closed without `shutdown`: flush anyway and say so on our own log (stderr)."""
