@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from shiro_neko import __version__, lsp_front
-from tests.lsp.conftest import server_env
+from tests.support.lsp import server_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
