@@ -67,6 +67,10 @@ def redact(text: str, secrets: list[str]) -> str:
     return text
 
 
+# How long a call that lost its server waits for the rest of the server's stderr.
+STDERR_DRAIN_S = 1.0
+
+
 class StderrTail:
     """The server's stderr through a pipe, read by a thread that keeps the last lines.
 
@@ -79,6 +83,7 @@ class StderrTail:
         self.file = os.fdopen(write_fd, "w")
         self.lines: deque[str] = deque(maxlen=STDERR_LINES)
         self._on_eof = on_eof
+        self._eof = threading.Event()
         self._loop = asyncio.get_running_loop()
         threading.Thread(target=self._pump, args=(read_fd,), name=f"mcp-stderr-{name}", daemon=True).start()
 
@@ -86,6 +91,7 @@ class StderrTail:
         with os.fdopen(fd, "rb") as stream:
             for line in stream:
                 self.lines.append(line.decode("utf-8", errors="replace").rstrip())
+        self._eof.set()
         with contextlib.suppress(RuntimeError):  # the event loop already ended
             self._loop.call_soon_threadsafe(self._on_eof)
 
@@ -93,6 +99,11 @@ class StderrTail:
         """The child holds its own copy; ours would keep the pipe open after it died."""
         if not self.file.closed:
             self.file.close()
+
+    async def drained(self, timeout: float) -> None:
+        """Until the pump has read to the end (the server's last words before it died are in the
+        pipe when its stdout closes), or `timeout`: a server that closed only its stdout lives on."""
+        await asyncio.to_thread(self._eof.wait, timeout)
 
     def tail(self, secrets: list[str]) -> str:
         return redact("\n".join(line for line in self.lines if line), secrets)
@@ -326,6 +337,8 @@ class McpConnection:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 return f"{where} timed out after {self.spec.timeoutSeconds:g} s (timeoutSeconds)", True
             if exc.code == mcp_types.CONNECTION_CLOSED:
+                if self._stderr is not None:
+                    await self._stderr.drained(STDERR_DRAIN_S)
                 self._lost()
                 return f"{where} failed: the server stopped during the call ({self.error})", True
             return f"{where} failed: {exc.error.message}", True
