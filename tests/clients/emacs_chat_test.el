@@ -36,11 +36,14 @@
            (hello (expand-file-name "hello.py" workspace)))
       (setq shiro-server-command (append (json-read-from-string (getenv "SHIRO_EMACS_SERVER")) nil))
       (setq shiro-settings '(:approvals "ask"))
-      ;; The request timeout, lowered from jsonrpc's 10 s so that a turn of a few seconds
-      ;; outlasts it, as a 30-second turn outlasts the default.
-      (setq jsonrpc-default-request-timeout 1)
       (find-file hello)
       (shiro-chat)
+      ;; The request timeout, lowered from jsonrpc's 10 s so that a turn of a few seconds
+      ;; outlasts it, as a 30-second turn outlasts the default. Lowered once the server is up:
+      ;; its first requests wait for the LSP layer's import (server/lsp_front.py answers only
+      ;; `initialize` before it), which a loaded machine stretches past 1 s.
+      (shiro--command "shiro.status")
+      (setq jsonrpc-default-request-timeout 1)
 
       ;; 1. A turn longer than the request timeout completes.
       (let* ((start (float-time))
