@@ -205,6 +205,11 @@ class McpConnection:
         self._stop.set()
         task, self._task = self._task, None
         if task is not None:
+            if not self._ready.is_set():
+                # Still starting (a server may take up to START_TIMEOUT to answer initialize):
+                # nothing to end politely, and the stop event is not looked at before it answers.
+                # Cancelled, the SDK's transport still ends the process (stdin, SIGTERM, SIGKILL).
+                task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
     @property
