@@ -541,9 +541,10 @@ async def test_cancellation_while_the_command_starts_leaves_nothing_running(ws: 
     """A cancel (the user's abort) can land after the shell started but before its spawn was
     awaited to the end: asyncio then kills the shell alone, and a child it had already started
     lived on (the old flake of the test above, under load). Each round cancels after a few more
-    turns of the event loop, to land in that window on any machine (here: 3 or 4 turns)."""
+    turns of the event loop, to land in that window on any machine (here: 3 or 4 turns); each
+    count twice."""
     left = []
-    for round_ in range(32):
+    for round_ in range(16):
         turns = 1 + round_ % 8
         pidfile = ws / f"pid{round_}"
         task = asyncio.create_task(call(host, "run_command", {"command": f"sleep 60 & echo $! > {pidfile}; sleep 60"}))
