@@ -19,6 +19,7 @@ from pytest_lsp.client import make_test_lsp_client
 
 from shiro_neko.protocol import plain
 from tests.fake_provider import FakeProvider
+from tests.support.waits import EventWaits
 
 CLIENTS = ["visual-studio-code", "neovim"]
 HANG = "<never answer>"
@@ -39,7 +40,7 @@ def server_env(home: Path, base_url: str | None, api_key: str | None = "sk-test-
 
 
 @dataclass
-class Harness:
+class Harness(EventWaits):
     client: LanguageClient
     fake: FakeProvider
     home: Path
@@ -69,24 +70,6 @@ class Harness:
         return asyncio.ensure_future(
             self.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
         )
-
-    def of_turn(self, turn_id: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["turnId"] == turn_id]
-
-    def types_of(self, turn_id: str) -> list[str]:
-        return [e["type"] for e in self.of_turn(turn_id)]
-
-    # Waits are for conditions: a generous deadline costs a passing run nothing, and a machine
-    # shared by many jobs may take many seconds for a step.
-    async def wait_for(self, predicate: Any, timeout: float = 60.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate():
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError("condition not met in time")
-            await asyncio.sleep(0.02)
-
-    async def requests(self, n: int, timeout: float = 60.0) -> list[Any]:
-        return await asyncio.to_thread(self.fake.wait_for_requests, n, timeout)
 
 
 async def start_client(

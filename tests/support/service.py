@@ -17,6 +17,7 @@ from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.protocol import ChatArgs, plain
 from shiro_neko.service import ShiroService
 from tests.fake_provider import FakeProvider
+from tests.support.waits import EventWaits
 
 
 class DiskBridge:
@@ -88,7 +89,7 @@ class _Ls:
 
 
 @dataclass
-class ServiceHarness:
+class ServiceHarness(EventWaits):
     """The `harness` of tests/lsp without the subprocess: the same commands (server/commands/,
     decoded and answered as on the wire), the real service and fake provider, events as the
     server would send them (plain dicts). For core behaviour; what only an editor shows (LSP
@@ -134,22 +135,6 @@ class ServiceHarness:
 
     def start_chat(self, prompt: str, **extra: Any) -> asyncio.Future[Any]:
         return asyncio.ensure_future(self.chat(prompt, **extra))
-
-    def of_turn(self, turn_id: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["turnId"] == turn_id]
-
-    def types_of(self, turn_id: str) -> list[str]:
-        return [e["type"] for e in self.of_turn(turn_id)]
-
-    async def wait_for(self, predicate: Any, timeout: float = 60.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate():
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError("condition not met in time")
-            await asyncio.sleep(0.02)
-
-    async def requests(self, n: int, timeout: float = 60.0) -> list[Any]:
-        return await asyncio.to_thread(self.fake.wait_for_requests, n, timeout)
 
 
 @asynccontextmanager
