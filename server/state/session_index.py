@@ -66,7 +66,7 @@ from .session_record import (
     record_decoder,
     record_problem,
 )
-from .sqlite_wait import retry_busy
+from .sqlite_wait import retry_busy, set_up
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -393,28 +393,10 @@ class SessionIndex:
                 raise IndexCorrupt(f"the {table} table has columns {', '.join(columns)}")
 
     def _set_up(self, conn: sqlite3.Connection, with_old: bool) -> None:
-        """WAL, pragmas and the schema, as state/sqlite_wait.py says; the first process to create
-        the schema also imports an earlier JSON index, in the same transaction."""
-        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the other server's writer
-        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process crash
-        if self._user_version(conn) == SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if self._user_version(conn) != SCHEMA_VERSION:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                if with_old:
-                    self._import_old(IndexTxn(conn))
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        """state/sqlite_wait.py's set-up; the first process to create the schema also imports an
+        earlier JSON index, in the same transaction."""
+        fill = (lambda c: self._import_old(IndexTxn(c))) if with_old else None
+        set_up(conn, _SCHEMA, SCHEMA_VERSION, fill)
 
     def _import_old(self, txn: IndexTxn) -> None:
         """Rows from the JSON index of earlier versions: its entries and corrupt notes keep their

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import msgspec
 
 from .atomic import CorruptFile, StateError, copy_aside_corrupt, warn_corrupt_once
-from .sqlite_wait import retry_busy
+from .sqlite_wait import retry_busy, set_up
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -215,30 +215,7 @@ class ShortTermMemoryStore:
 
     @staticmethod
     def _set_up(conn: sqlite3.Connection) -> None:
-        """WAL, pragmas and the schema; safe when several processes run it at once.
-
-        Each step is skipped when another process already did it: switching to WAL takes an
-        exclusive lock, which SQLite refuses at once (no busy handler) while another connection
-        reads, so it is asked only of a database that is not WAL yet. The schema is created in one
-        `BEGIN IMMEDIATE` transaction: the second process waits, then finds it there."""
-        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the other server's writer
-        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process crash
-        if ShortTermMemoryStore._user_version(conn) == SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if ShortTermMemoryStore._user_version(conn) != SCHEMA_VERSION:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        set_up(conn, _SCHEMA, SCHEMA_VERSION)  # state/sqlite_wait.py: safe for several processes at once
 
     def _check(self, conn: sqlite3.Connection) -> None:
         """Refuse bytes we did not write: a page that fails the check, or a table of another shape."""

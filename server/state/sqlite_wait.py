@@ -49,3 +49,37 @@ def retry_busy(step: Callable[[], T], wait_s: float) -> T:
                 raise
         time.sleep(pause * (0.5 + random.random()))
         pause = min(pause * 2, 0.25)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def set_up(conn: sqlite3.Connection, schema: str, version: int,
+           fill: Callable[[sqlite3.Connection], None] | None = None) -> None:
+    """WAL, pragmas and the schema (`;`-separated statements) at `version`; safe when several
+    processes run it at once. Each step is skipped when another process already did it: switching
+    to WAL takes an exclusive lock, which SQLite refuses at once (no busy handler) while another
+    connection reads, so it is asked only of a database that is not WAL yet. The schema is created
+    in one `BEGIN IMMEDIATE` transaction, with `fill` (a first import) inside it: the second
+    process waits, then finds it there."""
+    mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    if mode != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")  # readers never block the other server's writer
+    conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process crash
+    if user_version(conn) == version:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if user_version(conn) != version:
+            for statement in schema.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            if fill is not None:
+                fill(conn)
+            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
