@@ -162,8 +162,16 @@ def _child(conn: socket.socket, header: dict[str, Any], fds: list[int], keep: li
             os.dup2(fd, target)
             os.close(fd)
         os.chdir(str(header["cwd"]))
+        # The prebuilt server holds its state home (the sessions and short-term memory stores are
+        # opened on it: features/sessions.py, short_term_memory.py). The socket's key names the
+        # home, so a client always has the same one; should it not, a new server is built.
+        same_home = warm_socket.home_of(os.environ) == warm_socket.home_of(dict(header["env"]))
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(header["env"]).items()})
+        if not same_home:
+            from .lsp import create_server
+
+            server = create_server()
         os.umask(int(header.get("umask", 0o022)))
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
         from .trace import mark

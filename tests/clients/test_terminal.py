@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pexpect
 import pytest
 
 from tests.fake_provider import Call, FakeProvider, HttpError, Reply
+from tests.support import warm_pool
 from tests.support.lsp import server_env
 
 _SCRIPT = Path(sys.executable).with_name("shiro")
@@ -28,8 +30,16 @@ SHIRO = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from shi
 
 
 @pytest.fixture
-def env(tmp_path: Path, fake: FakeProvider) -> dict[str, str]:
+def cold_env(tmp_path: Path, fake: FakeProvider) -> dict[str, str]:
+    """`shiro` spawns its server cold (`python -m shiro_neko`), as a user's first run does."""
     return server_env(tmp_path / "home", fake.base_url, TERM="xterm")
+
+
+@pytest.fixture
+def env(cold_env: dict[str, str]) -> dict[str, str]:
+    """`shiro` attaches to a warm server (the test process's: tests/support/warm_pool.py), as a
+    user's repeat run does: the imports are not paid again."""
+    return warm_pool.shiro_env(cold_env)
 
 
 def run(args: list[str], workspace: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -62,9 +72,9 @@ def session_ids(tmp_path: Path) -> list[str]:
 
 
 # -- -p: scripts and CI ---------------------------------------------------------------------
-def test_print_answers_on_stdout_without_a_terminal(workspace, env, fake):
+def test_print_answers_on_stdout_without_a_terminal(workspace, cold_env, fake):
     fake.script(Reply(text="The answer is 42.", chunks=4))
-    done = run(["-p", "what is the answer?"], workspace, env)
+    done = run(["-p", "what is the answer?"], workspace, cold_env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "The answer is 42.\n"
     assert user_texts(fake.requests[0].body) == ["what is the answer?"]
@@ -137,9 +147,9 @@ def test_without_key_or_endpoint_shiro_says_what_to_set(tmp_path, workspace):
     assert "OPENAI_API_KEY" in done.stderr and "baseUrl" in done.stderr, done.stderr
 
 
-def test_print_fails_clearly_when_the_provider_fails(workspace, env, fake):
+def test_print_fails_clearly_when_the_provider_fails(workspace, cold_env, fake):
     fake.script(*[HttpError(500, "the fake is down") for _ in range(4)])
-    done = run(["-p", "hello"], workspace, env)
+    done = run(["-p", "hello"], workspace, cold_env)
     assert done.returncode == 1
     assert done.stdout == ""
     assert "error" in done.stderr and "the fake is down" in done.stderr
@@ -300,8 +310,7 @@ class Term:
             self.child.terminate(force=True)
 
 
-@pytest.fixture
-def term(workspace, env):
+def _terms(workspace: Path, env: dict[str, str]) -> Iterator[Any]:
     terms: list[Term] = []
 
     def start(*args: str) -> Term:
@@ -311,6 +320,16 @@ def term(workspace, env):
     yield start
     for t in terms:
         t.close()
+
+
+@pytest.fixture
+def term(workspace, env):
+    yield from _terms(workspace, env)
+
+
+@pytest.fixture
+def cold_term(workspace, cold_env):
+    yield from _terms(workspace, cold_env)
 
 
 def wait_requests(fake: FakeProvider, n: int) -> list[Any]:
@@ -329,7 +348,8 @@ def test_print_renders_markdown_on_a_terminal_and_plain_text_in_a_pipe(workspace
     assert piped.returncode == 0 and piped.stdout == answer + "\n"  # a pipe gets the text as written
 
 
-def test_interactive_answer_is_rendered_as_markdown(workspace, fake, term):
+def test_interactive_answer_is_rendered_as_markdown(workspace, fake, cold_term):
+    term = cold_term
     fake.script(Reply(text="# The plan\n\n- read the parser\n- fix the loop\n\n```python\nprint('fixed')\n```\nDone.", chunks=6))
     t = term()
     t.type("plan it")

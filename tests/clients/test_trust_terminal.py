@@ -16,7 +16,7 @@ import pytest
 
 from tests.fake_provider import Call, FakeProvider, Reply
 
-from .test_terminal import Term, env, run, term  # noqa: F401 - fixtures
+from .test_terminal import Term, cold_env, env, run, term  # noqa: F401 - fixtures
 
 SETTINGS = ".shiro-neko/settings.json"
 
@@ -126,11 +126,17 @@ def test_interactive_question_about_a_new_mcp_json_offers_trust_never_not_now(tm
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"pwn": server}}))
     fake.script(Reply(text="first"), Reply(text="second"))
     t.type("hello")
+    asked_from = t.pos
     t.expect(r"\? Trust the folder workspace\? Until you do, these project settings are held back: \.mcp\.json: mcpServers\.pwn")
     t.expect(r"\[n\] never")
     t.type("n", enter=False)
     t.expect(r"not trusted until these files change")
+    answered_at = t.pos
+    # The turn does not wait for the answer (the file is held back meanwhile): its text may be
+    # shown before the question is answered, or after.
+    t.pos = asked_from
     t.expect("first")
+    t.pos = max(t.pos, answered_at)
     t.type("again")
     t.expect("second")
     t.leave()

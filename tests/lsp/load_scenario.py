@@ -48,7 +48,8 @@ async def run_load(base: Path, rounds: int) -> LoadRun:
     run = LoadRun()
     with FakeProvider() as fake:
         h = await start_client({"fake": fake, "home": home, "root": folders[0]}, "visual-studio-code",
-                               server_env(home, fake.base_url), init_options={"approvals": "auto"}, folders=folders)
+                               server_env(home, fake.base_url), init_options={"approvals": "auto"}, folders=folders,
+                               cold=True)  # its RSS is read from /proc of the server's own pid
         try:
             sessions: list[str] = []
             for folder in folders:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -29,30 +30,46 @@ async def _mcp_ready(h, name: str, timeout: float = 60.0) -> None:
         await asyncio.sleep(0.1)
 
 
+_PRISTINE: dict[str, tuple[Path, Path, Path, str]] = {}
+
+
+async def _trusted_home(tmp_path_factory) -> tuple[Path, Path, Path, str]:
+    """A home whose trust record says the workspace's `.mcp.json` is trusted, written by a real
+    server after the user's yes: made once per test process, each case damages its own copy. The
+    workspace stays where it was (its path is the key the record is stored under)."""
+    if not _PRISTINE:
+        base = tmp_path_factory.mktemp("trusted")
+        home, workspace, pidfile = base / "home", base / "workspace", base / "pids"
+        workspace.mkdir()
+        entry = {"command": sys.executable, "args": [FAULT_SERVER, "--pidfile", str(pidfile)]}
+        (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
+        with FakeProvider() as fake:
+            h = await _client(home, workspace, fake)
+            h.answers = ["Trust"]
+            try:
+                await h.command("shiro.newSession")
+                await _mcp_ready(h, "proj")
+                fake.script(Reply(text="trusted"))
+                session = (await h.chat("before the damage"))["sessionId"]
+            finally:
+                await stop(h)
+        _PRISTINE["home"] = (home, workspace, pidfile, session)
+    return _PRISTINE["home"]
+
+
 @pytest.mark.parametrize("damage", DAMAGE)
-async def test_bad_mcp_trust_record(tmp_path, capfd, damage):
+async def test_bad_mcp_trust_record(tmp_path, tmp_path_factory, capfd, damage):
     """The trust record of `.mcp.json` (issue 13) damaged: the server starts, names the file, keeps
     its bytes aside before the next answer rewrites it, and treats the project's servers as never
     trusted: none starts before the user is asked again, and they run once the user says yes."""
-    home, workspace, pidfile = tmp_path / "home", tmp_path / "workspace", tmp_path / "pids"
-    workspace.mkdir()
-    entry = {"command": sys.executable, "args": [FAULT_SERVER, "--pidfile", str(pidfile)]}
-    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
-    with FakeProvider() as fake:
-        h = await _client(home, workspace, fake)
-        h.answers = ["Trust"]
-        try:
-            await h.command("shiro.newSession")
-            await _mcp_ready(h, "proj")
-            fake.script(Reply(text="trusted"))
-            session = (await h.chat("before the damage"))["sessionId"]
-        finally:
-            await stop(h)
+    pristine, workspace, pidfile, session = await _trusted_home(tmp_path_factory)
+    home = tmp_path / "home"
+    shutil.copytree(pristine, home)
     target = home / "trust.json"
     assert json.loads(target.read_bytes())["workspaces"][workspace_key(workspace)]["files"][".mcp.json"]["decision"] == "trusted"
     bad = DAMAGE[damage](target.read_bytes())
     target.write_bytes(bad)
-    pidfile.unlink()
+    pidfile.unlink(missing_ok=True)
     capfd.readouterr()
 
     started_before_asked: list[bool] = []

@@ -180,6 +180,7 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
         h = await start_client(
             {"fake": fake, "home": home, "root": workspace}, "visual-studio-code",
             server_env(home, fake.base_url), init_options={"approvals": "auto", "maxSteps": 500},
+            cold=True,  # the kill is of the server's own process
         )
         fake.script(*_round_script(round_))
 

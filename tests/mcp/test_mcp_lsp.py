@@ -20,12 +20,13 @@ from .helpers import FAULT_SERVER, descendants, fault_entry, pid_alive, pids_in,
 READY = 60.0
 
 
-async def launch(tmp_path: Path, fake: Any, workspace: Path, settings: dict[str, Any], capabilities: str = "neovim", **env: str) -> Harness:
+async def launch(tmp_path: Path, fake: Any, workspace: Path, settings: dict[str, Any], capabilities: str = "neovim",
+                 cold: bool = False, **env: str) -> Harness:
     home = tmp_path / "home"
     env.setdefault("SHIRO_MCP_TURN_WAIT", str(READY))  # a loaded machine must not turn a start into a notice
     return await start_client(
         {"fake": fake, "home": home, "root": workspace}, capabilities, server_env(home, fake.base_url, **env),
-        init_options=settings,
+        init_options=settings, cold=cold,
     )
 
 
@@ -157,7 +158,7 @@ async def test_no_mcp_process_outlives_the_server(tmp_path, fake, workspace):
         "time": {"command": time_server()},
     }
     for ending in ("shutdown", "closed pipe"):
-        h = await launch(tmp_path, fake, workspace, {"mcpServers": entries})
+        h = await launch(tmp_path, fake, workspace, {"mcpServers": entries}, cold=True)  # its process tree is read
         await wait_ready(h, "stubborn", "plain", "time")
         server = h.client._server
         children = descendants(server.pid)

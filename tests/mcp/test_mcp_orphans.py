@@ -35,7 +35,7 @@ async def test_mcp_servers_end_with_the_server(tmp_path, fake, workspace, ending
         "everything": {"command": everything_server(), "args": ["stdio"]},
         "stubborn": fault_entry("--ignore-eof", "--ignore-term", "--pidfile", str(pidfile)),
     }
-    h = await launch(tmp_path, fake, workspace, {"mcpServers": entries})
+    h = await launch(tmp_path, fake, workspace, {"mcpServers": entries}, cold=True)  # its process tree is read
     children: list[int] = []
     try:
         await wait_ready(h, *entries)

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.clients.test_terminal import Term, env  # noqa: F401 - `env` is a fixture
+from tests.clients.test_terminal import Term, cold_env, env  # noqa: F401 - fixtures
 
 from .helpers import FAULT_SERVER, fault_entry
 

@@ -19,6 +19,7 @@ from pytest_lsp.client import make_test_lsp_client
 
 from shiro_neko.protocol import plain
 from tests.fake_provider import FakeProvider
+from tests.support import warm_pool
 from tests.support.waits import EventWaits
 
 CLIENTS = ["visual-studio-code", "neovim"]
@@ -80,7 +81,11 @@ async def start_client(
     settings: dict[str, Any] | None = None,
     folders: list[Path] | None = None,
     experimental: dict[str, Any] | None = None,
+    cold: bool = False,
 ) -> Harness:
+    """`cold`: a freshly spawned interpreter, for a test that signals or measures the server's own
+    process or needs what only a fresh one has; else a fork of the test process's warm server
+    (tests/support/warm_pool.py)."""
     client = make_test_lsp_client()
     h = Harness(client=client, **harness_kwargs)
 
@@ -128,7 +133,9 @@ async def start_client(
 
     if settings is not None:
         client.set_configuration(settings, section="shiro")
-    await client.start_io(sys.executable, "-m", "shiro_neko", env=env)
+    env = dict(env)
+    argv = [sys.executable, "-m", "shiro_neko"] if cold else warm_pool.spawn_argv(env)
+    await client.start_io(*argv, env=env)
     folders = folders or [h.root]
     caps = client_capabilities(capabilities)
     if experimental:  # what a client adds of its own, e.g. {"shiro": {"approvals": True}}

@@ -373,7 +373,7 @@ async def test_off_commands_die_with_a_sigkilled_server(host: DiskToolHost) -> N
         background = int(pid_file.read_text())
         server.kill()
         server.wait()
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 15  # a bound, not a figure: a loaded machine starts the watcher late
         while not _gone(background) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         assert _gone(background)

@@ -1,0 +1,81 @@
+"""A test's language-server process, served by the test process's warm server (warm_pool.py).
+
+Run as a script (stdlib only: it must start in milliseconds). It hands its own stdin, stdout and
+stderr, its directory, environment and umask to the warm server over its socket, exactly as
+`shiro`'s handshake does (clients/terminal/warm_client.py), then stays as the forked server's
+stand-in: SIGTERM and SIGINT are passed on to it, and this process exits with the server's exit
+status once the server reports it. If the warm server cannot be reached it becomes a cold
+`python -m shiro_neko` instead, so a test never depends on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+PROTOCOL_VERSION = 1  # server/warm_socket.py PROTOCOL_VERSION
+
+
+def _cold() -> None:
+    os.execv(sys.executable, [sys.executable, "-m", "shiro_neko"])
+
+
+def main() -> None:
+    path = os.environ.pop("SHIRO_TEST_WARM_SOCKET", "")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(30)
+        sock.connect(path)
+        umask = os.umask(0)
+        os.umask(umask)
+        body = json.dumps({"v": PROTOCOL_VERSION, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}).encode()
+        socket.send_fds(sock, [struct.pack("!I", len(body)) + body], [0, 1, 2])
+        line = b""
+        while not line.endswith(b"\n"):
+            more = sock.recv(256)
+            if not more:
+                raise OSError("the warm server closed the connection")
+            line += more
+        pid = int(json.loads(line)["pid"])
+    except (OSError, ValueError, KeyError):
+        sock.close()
+        _cold()
+        return
+    # Ours no longer: the server holds its own copies, and EOF on them must reach it alone.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+
+    def forward(signum: int, _frame: object) -> None:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    sock.settimeout(None)
+    data = b""
+    while True:
+        try:
+            more = sock.recv(4096)
+        except InterruptedError:
+            continue
+        if not more:
+            break
+        data += more
+    code = 1
+    for raw in data.splitlines():
+        try:
+            code = int(json.loads(raw).get("exit", code))
+        except (ValueError, AttributeError):
+            pass
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
