@@ -60,20 +60,10 @@ def handshake(cwd: Path, env: dict[str, str]) -> Handshake | None:
         pipes = [os.pipe2(os.O_CLOEXEC) for _ in range(3)]  # (read end, write end) each
         theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]  # the server's stdin, stdout, stderr
         ours = [pipes[0][1], pipes[1][0], pipes[2][0]]
-        umask = os.umask(0)
-        os.umask(umask)
-        body = json.dumps({"v": warm_socket.PROTOCOL_VERSION, "cwd": str(cwd), "env": env, "umask": umask}).encode()
-        socket.send_fds(sock, [struct.pack("!I", len(body)) + body], theirs)
+        pid = hand_over(sock, str(cwd), env, theirs)
         for fd in theirs:
             os.close(fd)
         theirs = []
-        line = b""
-        while not line.endswith(b"\n"):
-            more = sock.recv(256)
-            if not more:
-                raise OSError("the warm server closed the connection")
-            line += more
-        pid = int(json.loads(line)["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         for fd in ours + theirs:
             try:
@@ -83,6 +73,22 @@ def handshake(cwd: Path, env: dict[str, str]) -> Handshake | None:
         sock.close()
         return None
     return Handshake(sock, pid, ours[0], ours[1], ours[2])
+
+
+def hand_over(sock: socket.socket, cwd: str, env: dict[str, str], stdio: list[int]) -> int:
+    """Send the warm server our directory, environment and umask with the three fds its child
+    takes as stdin, stdout and stderr; the forked child's pid. Raises OSError or ValueError."""
+    umask = os.umask(0)
+    os.umask(umask)
+    body = json.dumps({"v": warm_socket.PROTOCOL_VERSION, "cwd": cwd, "env": env, "umask": umask}).encode()
+    socket.send_fds(sock, [struct.pack("!I", len(body)) + body], stdio)
+    line = b""
+    while not line.endswith(b"\n"):
+        more = sock.recv(256)
+        if not more:
+            raise OSError("the warm server closed the connection")
+        line += more
+    return int(json.loads(line)["pid"])
 
 
 async def link(shake: Handshake) -> ServerLink:

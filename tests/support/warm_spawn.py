@@ -1,11 +1,11 @@
 """A test's language-server process, served by the test process's warm server (warm_pool.py).
 
-Run as a script (stdlib only: it must start in milliseconds). It hands its own stdin, stdout and
-stderr, its directory, environment and umask to the warm server over its socket, exactly as
-`shiro`'s handshake does (clients/terminal/warm_client.py), then stays as the forked server's
-stand-in: SIGTERM and SIGINT are passed on to it, and this process exits with the server's exit
-status once the server reports it. If the warm server cannot be reached it becomes a cold
-`python -m shiro_neko` instead, so a test never depends on it.
+Run as a script: the standard library and the client's stdlib-only warm_client, so it starts in
+milliseconds. It hands its own stdin, stdout and stderr, its directory, environment and umask to
+the warm server over its socket (`hand_over`, what `shiro`'s handshake sends), then stays as the
+forked server's stand-in: SIGTERM and SIGINT are passed on to it, and this process exits with the
+server's exit status once the server reports it. If the warm server cannot be reached it becomes
+a cold `python -m shiro_neko` instead, so a test never depends on it.
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ import json
 import os
 import signal
 import socket
-import struct
 import sys
-
-PROTOCOL_VERSION = 1  # server/warm_socket.py PROTOCOL_VERSION
 
 
 def _cold() -> None:
@@ -25,23 +22,15 @@ def _cold() -> None:
 
 
 def main() -> None:
+    from shiro_neko.client.warm_client import hand_over  # stdlib only, as `shiro`'s first step
+
     path = os.environ.pop("SHIRO_TEST_WARM_SOCKET", "")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(30)
         sock.connect(path)
-        umask = os.umask(0)
-        os.umask(umask)
-        body = json.dumps({"v": PROTOCOL_VERSION, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}).encode()
-        socket.send_fds(sock, [struct.pack("!I", len(body)) + body], [0, 1, 2])
-        line = b""
-        while not line.endswith(b"\n"):
-            more = sock.recv(256)
-            if not more:
-                raise OSError("the warm server closed the connection")
-            line += more
-        pid = int(json.loads(line)["pid"])
-    except (OSError, ValueError, KeyError):
+        pid = hand_over(sock, os.getcwd(), dict(os.environ), [0, 1, 2])
+    except (OSError, ValueError, KeyError, TypeError):
         sock.close()
         _cold()
         return
