@@ -91,6 +91,9 @@ def _serve_stdio_cold() -> Any:
     def load() -> None:
         try:
             with paused():  # no full GC passes over the import-time objects (import_gc.py)
+                from .agent.tools.sandbox import probe_soon
+
+                probe_soon()  # its process runs while the LSP layer imports (sandbox.py, `_probes`)
                 from .lsp import create_server
 
                 mark("server-imported")

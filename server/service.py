@@ -28,7 +28,7 @@ from .model.session_state import SessionState
 from .agent.usage import side_counter
 from .agent.tools.base import Tool, ToolHost
 from .agent.tools.registry import core_tools
-from .agent.tools.sandbox import sandbox_for, sandbox_status
+from .agent.tools.sandbox import probe_soon, sandbox_for, sandbox_status
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
 from .features.checkpoints import CheckpointFeature
@@ -65,6 +65,7 @@ class EditorBridge(Protocol):
 class ShiroService:
     def __init__(self, bridge: EditorBridge) -> None:
         self.bridge = bridge
+        probe_soon()  # answered by the first status (agent/tools/sandbox.py, `_probes`)
         self.settings = Settings()
         self.workspaces = Workspaces()
         # The open sessions, owned by the registry; `sessions` and `pinned` are its views for the

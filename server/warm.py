@@ -42,6 +42,7 @@ def _preload() -> Any:
     started: no thread, loop or file is open yet, so each child's copy is as new as a spawned one)."""
     from .lsp import create_server
     from .agent.provider.openai_provider import import_sdk_now
+    from .agent.tools.sandbox import sandbox_status
 
     import_sdk_now()  # imports openai and the HTTP stack; opens no connection
     # What else a first turn imports lazily (function-level imports), so a fork pays none of it.
@@ -55,6 +56,7 @@ def _preload() -> Any:
 
     server = create_server()
     _warm_codecs(server)
+    sandbox_status("read-only")  # the bubblewrap probe's answer, finished before any fork keeps it
     return server
 
 

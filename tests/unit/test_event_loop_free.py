@@ -9,6 +9,7 @@ the test's event loop, which is the service's.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -82,3 +83,26 @@ def test_a_fresh_process_imports_the_sdk_beside_the_event_loop(
     assert report["status"] == "completed", report
     assert report["imported_before"] == [], "the probe must start without the SDK"
     assert report["on_loop"] == [], f"imported on the event loop's thread: {report['on_loop']}"
+
+
+async def test_the_bubblewrap_probe_runs_beside_the_event_loop(
+    shiro_home: Path, fake: FakeProvider, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether bubblewrap works is probed by running it (agent/tools/sandbox.py): a process start
+    and wait, tens of ms on a quiet machine and up to its 10 s timeout, that the first
+    `shiro/status` of a process asked for on the loop's thread."""
+    from shiro_neko.agent.tools import sandbox
+
+    fake_bwrap = workspace.parent / "bin" / "bwrap"  # a slow bubblewrap that works: the probe waits for it
+    fake_bwrap.parent.mkdir()
+    fake_bwrap.write_text("#!/bin/sh\nsleep 0.3\nexit 0\n")
+    fake_bwrap.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_bwrap.parent}{os.pathsep}{os.environ['PATH']}")
+    fake.script(Reply(text="hi"))
+    with LoopThreadCalls(inspect.unwrap(sandbox._probe)) as loop_calls:
+        async with running_service(fake, workspace) as service:
+            _, outcome = await chat(service, "hi")
+            assert outcome.status == "completed"
+            status = service.bridge.sink.statuses[-1]["sandbox"]
+    assert status["enforced"] is True, status  # the probe's answer did reach the status
+    assert loop_calls.seen == [], "the bubblewrap probe ran on the event loop's thread"

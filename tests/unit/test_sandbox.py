@@ -296,10 +296,9 @@ def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.Fi
             if target:
                 (bin_dir / name).symlink_to(target)
         monkeypatch.setenv("PATH", str(bin_dir))
-    probe = getattr(sandbox_module, "_probe", None) or getattr(sandbox_module, "_working_bwrap")
-    probe.cache_clear()
+    sandbox_module._probes.clear()  # probed again, on this PATH
     yield str(request.param)
-    probe.cache_clear()
+    sandbox_module._probes.clear()
 
 
 @pytest.mark.parametrize("no_bwrap", ["missing", "failing"], indirect=True)

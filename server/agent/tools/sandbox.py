@@ -26,7 +26,6 @@ is kept for `shiro/status.sandbox`.
 
 from __future__ import annotations
 
-import functools
 import glob
 import logging
 import os
@@ -35,6 +34,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -189,8 +190,27 @@ def command_env(extra: tuple[str, ...], sandboxed: bool, source: dict[str, str] 
 
 _PROBE_TIMEOUT_S = 10
 
+# One probe per bwrap path, run in a thread of its own: it starts a process and waits for it (tens
+# of ms on a quiet machine, up to _PROBE_TIMEOUT_S), which must not happen on the event loop's
+# thread, where the first `shiro/status` asks for it. `probe_soon` starts it early (the server's
+# import thread, server/cli.py; every service) so the answer is in by the time it is read.
+_probes: dict[str, Future[str | None]] = {}
+_probes_lock = threading.Lock()
 
-@functools.cache
+
+def _forget_unfinished() -> None:
+    """In a forked child (the warm server's, server/warm.py) a probe's thread did not come along:
+    a finished answer holds, an unfinished one is asked again."""
+    global _probes_lock
+    _probes_lock = threading.Lock()
+    for path, future in list(_probes.items()):
+        if not future.done():
+            del _probes[path]
+
+
+os.register_at_fork(after_in_child=_forget_unfinished)
+
+
 def _probe(bwrap: str) -> str | None:
     """None when `bwrap` runs a command with the full set of flags here, else why not."""
     argv = Sandbox("read-only", bwrap).wrap(["true"], tempfile.gettempdir())
@@ -204,11 +224,34 @@ def _probe(bwrap: str) -> str | None:
     return f"bubblewrap ({bwrap}) fails here: {first}"
 
 
+def _probe_of(bwrap: str) -> Future[str | None]:
+    with _probes_lock:
+        future = _probes.get(bwrap)
+        if future is None:
+            future = _probes[bwrap] = Future()
+
+            def run() -> None:
+                try:
+                    future.set_result(_probe(bwrap))
+                except BaseException as exc:  # noqa: BLE001 - the reader reports it
+                    future.set_result(f"bubblewrap ({bwrap}) could not be probed: {exc}")
+
+            threading.Thread(target=run, name="shiro-bwrap-probe", daemon=True).start()
+        return future
+
+
+def probe_soon() -> None:
+    """Start probing the bubblewrap on PATH, if any, in its own thread (see `_probes`)."""
+    path = shutil.which("bwrap")
+    if path is not None:
+        _probe_of(path)
+
+
 def _find() -> tuple[str | None, str | None]:
     path = shutil.which("bwrap")
     if path is None:
         return None, "bubblewrap (bwrap) is not installed or not on PATH"
-    reason = _probe(path)
+    reason = _probe_of(path).result()  # at once once probe_soon's thread is done
     return (None, reason) if reason else (path, None)
 
 
