@@ -91,6 +91,18 @@ def hand_over(sock: socket.socket, cwd: str, env: dict[str, str], stdio: list[in
     return int(json.loads(line)["pid"])
 
 
+def exit_status(reported: bytes, unknown: int = -9) -> int:
+    """The exit status a warm child wrote last on its connection (`{"exit": n}`), or `unknown`
+    when it ended without one (killed)."""
+    code = unknown
+    for line in reported.splitlines():
+        try:
+            code = int(json.loads(line).get("exit", code))
+        except (ValueError, AttributeError):
+            pass
+    return code
+
+
 async def link(shake: Handshake) -> ServerLink:
     import asyncio
 
@@ -128,12 +140,7 @@ async def link(shake: Handshake) -> ServerLink:
         except OSError:
             pass
         sock.close()
-        code = -9
-        for line in data.splitlines():
-            try:
-                code = int(json.loads(line).get("exit", code))
-            except (ValueError, AttributeError):
-                pass
+        code = exit_status(data)
         status.append(code)
         return code
 

@@ -10,7 +10,6 @@ a cold `python -m shiro_neko` instead, so a test never depends on it.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -22,7 +21,7 @@ def _cold() -> None:
 
 
 def main() -> None:
-    from shiro_neko.client.warm_client import hand_over  # stdlib only, as `shiro`'s first step
+    from shiro_neko.client.warm_client import exit_status, hand_over  # stdlib only, as `shiro`'s first step
 
     path = os.environ.pop("SHIRO_TEST_WARM_SOCKET", "")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -57,13 +56,7 @@ def main() -> None:
         if not more:
             break
         data += more
-    code = 1
-    for raw in data.splitlines():
-        try:
-            code = int(json.loads(raw).get("exit", code))
-        except (ValueError, AttributeError):
-            pass
-    os._exit(code)
+    os._exit(exit_status(data, unknown=1))
 
 
 if __name__ == "__main__":
