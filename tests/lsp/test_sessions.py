@@ -315,6 +315,9 @@ async def test_history_cap_dedup_and_two_servers(tmp_path, workspace):
                 await h.chat(f"{tag} {i}")
 
         await asyncio.gather(many(a, "a", 110), many(b, "b", 110))
+        # Each server appends on a worker thread of its own (features/history.py), and a read waits
+        # only for its own server's: `a`'s last appends are in once `a` has answered a read.
+        await a.command("shiro.history")
         prompts = (await b.command("shiro.history"))["prompts"]
         assert len(prompts) == 200
         assert {f"a {i}" for i in range(100, 110)} <= set(prompts) and {f"b {i}" for i in range(100, 110)} <= set(prompts)
