@@ -65,7 +65,9 @@ def _start() -> Path | None:
     home.mkdir()
     # Nothing of the machine's user: the children take each test's environment instead (_child).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
-    env.update(XDG_RUNTIME_DIR=str(runtime), SHIRO_NEKO_HOME=str(home), SHIRO_WARM_IDLE="86400")
+    # It ends at this process's exit (`stop`), or after 10 idle minutes should this process be
+    # killed before that; a launcher that then finds no socket starts its server cold.
+    env.update(XDG_RUNTIME_DIR=str(runtime), SHIRO_NEKO_HOME=str(home), SHIRO_WARM_IDLE="600")
     proc = subprocess.Popen([sys.executable, "-m", "shiro_neko.warm"], env=env, cwd=str(base),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
