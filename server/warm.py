@@ -56,7 +56,9 @@ def _preload() -> Any:
 
     server = create_server()
     _warm_codecs(server)
-    sandbox_status("read-only")  # the bubblewrap probe's answer, finished before any fork keeps it
+    # The bubblewrap probe (agent/tools/sandbox.py), which the service started in a thread: waited
+    # for here, so the forks inherit its answer and no thread is left running at the first fork.
+    sandbox_status("read-only")
     return server
 
 

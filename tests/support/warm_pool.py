@@ -12,12 +12,15 @@ server, which forks a child that runs the ordinary `shiro-lsp` main on them (`_c
 test still talks LSP over stdio to its own real server process, with its own environment and
 state home; only the imports were done once, before the fork.
 
-What it does not cover, and so stays cold (`start_client(..., cold=True)`): a test that signals
-or measures the server's own process (the spawned pid is the launcher's), and what only a fresh
-interpreter has (the stdlib front, server/lsp_front.py; the early first request,
-agent/provider/early_request.py): tests/lsp/test_front.py, tests/unit/test_early_request.py,
-and every client test (terminal, Neovim, Emacs, VS Code, ACP) spawn their servers cold.
-`SHIRO_TEST_COLD=1` runs every LSP test cold.
+`shiro_env` does the same for the terminal client's tests: `shiro` attaches to this warm server
+through its own handshake, as a user's repeat run does.
+
+What it does not cover, and so stays cold (`start_client(..., cold=True)`, the terminal tests'
+`cold_env`): a test that signals or measures the server's own process (the spawned pid is the
+launcher's), and what only a fresh interpreter has (the stdlib front, server/lsp_front.py; the
+early first request, agent/provider/early_request.py): tests/lsp/test_front.py,
+tests/unit/test_early_request.py, a few terminal tests, and the Neovim, Emacs, VS Code and ACP
+tests spawn their servers cold. `SHIRO_TEST_COLD=1` runs every test cold.
 """
 
 from __future__ import annotations
