@@ -30,6 +30,7 @@ Run: python bench/editor_start.py [--runs 5] [--quick]   Writes bench/results/ed
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.bytecode import compile_package  # noqa: E402
 from common.fake_child import FakeChild  # noqa: E402
-from common.issue28 import verdicts  # noqa: E402
+from common.issue28 import CodegenSeed, verdicts  # noqa: E402
 from common.lsp_driver import Server, server_env  # noqa: E402
 from common.stats import summary, write_result  # noqa: E402
 
@@ -67,12 +68,17 @@ def marks_of(path: Path) -> dict[str, int]:
     return out
 
 
+SEED = CodegenSeed()
+
+
 def run_once(python: str, fake: FakeChild, **extra_env: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiro-bench-editor-") as tmp:
-        ws, trace = Path(tmp, "ws"), Path(tmp, "trace")
+        ws, trace, home = Path(tmp, "ws"), Path(tmp, "trace"), Path(tmp, "home")
         ws.mkdir()
         (ws / "hello.py").write_text("print('hello')\n")
-        env = server_env(Path(tmp, "home"), fake.base_url, SHIRO_TRACE=str(trace), **extra_env)
+        if extra_env.get("SHIRO_CODEGEN_CACHE") != "0":
+            SEED.plant(home)  # a user's home after its first start (common/issue28.py)
+        env = server_env(home, fake.base_url, SHIRO_TRACE=str(trace), **extra_env)
         fake.script({"text": "Hello from the fake.", "chunks": 3})
         t0 = time.monotonic_ns()
         server = Server(ws, env, {"memory": {"enabled": False}}, python=python)  # spawn + initialize
@@ -86,6 +92,8 @@ def run_once(python: str, fake: FakeChild, **extra_env: str) -> dict[str, Any]:
             raise SystemExit(f"the chat did not complete: {result}")
         reqs = fake.requests()
         marks = marks_of(trace)
+        if extra_env.get("SHIRO_CODEGEN_CACHE") != "0":
+            SEED.keep(home)
     sample: dict[str, Any] = {
         "to_initialize_ms": (t_init - t0) / 1e6,
         "to_first_request_ms": (reqs[0]["first_byte_ns"] - t0) / 1e6 if reqs else None,
@@ -96,9 +104,14 @@ def run_once(python: str, fake: FakeChild, **extra_env: str) -> dict[str, Any]:
     return sample
 
 
-def timed(argv: list[str]) -> float:
+# The floors are the libraries' and our import graph's as compiled at every start: without the
+# generated-code cache, so that they read the same as the issue's and earlier runs' floors.
+FLOOR_ENV = {**os.environ, "SHIRO_CODEGEN_CACHE": "0"}
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
     t = time.perf_counter()
-    subprocess.run(argv, check=True)
+    subprocess.run(argv, check=True, env=env)
     return (time.perf_counter() - t) * 1e3
 
 
@@ -110,19 +123,24 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--ab", action="store_true",
                         help="also run each time with the front off (SHIRO_LSP_FRONT=0): before/after in one run")
+    parser.add_argument("--ab-codegen", action="store_true",
+                        help="also run each time without the generated-code cache (SHIRO_CODEGEN_CACHE=0:"
+                             " the first start after an install, server/codegen_cache.py)")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
     compile_package(args.python)
     floor_ms: dict[str, list[float]] = {name: [] for name in FLOORS}
-    samples, without_front = [], []
+    samples, without_front, without_cache = [], [], []
     with FakeChild() as fake:
         run_once(args.python, fake)  # warm-up: page cache
         for _ in range(runs):
             samples.append(run_once(args.python, fake))
             if args.ab:
                 without_front.append(run_once(args.python, fake, SHIRO_LSP_FRONT="0"))
+            if args.ab_codegen:
+                without_cache.append(run_once(args.python, fake, SHIRO_CODEGEN_CACHE="0"))
             for name, code in FLOORS.items():  # between the runs: the same load
-                floor_ms[name].append(timed([args.python, "-c", code]))
+                floor_ms[name].append(timed([args.python, "-c", code], FLOOR_ENV))
     keys = list(samples[0])
     cold = {k: summary([s[k] for s in samples if s[k] is not None], unit="") for k in keys}
     floors = {f"{name}_ms": summary(values, unit="") for name, values in floor_ms.items()}
@@ -147,6 +165,11 @@ def main() -> None:
         }
         for k in keys:
             print(f"without front: {k:<24} {off[k].get('median_', '-')!s:>9}")
+    if without_cache:
+        first = {k: summary([s[k] for s in without_cache if s[k] is not None], unit="") for k in keys}
+        result["cold_editor_start_without_codegen_cache"] = first
+        for k in keys:
+            print(f"without codegen cache: {k:<24} {first[k].get('median_', '-')!s:>9}")
     write_result(args.out, result)
     for k in keys:
         print(f"{k:<24} {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})")

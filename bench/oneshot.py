@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.bytecode import compile_package  # noqa: E402
 from common.fake_child import FakeChild  # noqa: E402
-from common.issue28 import verdicts  # noqa: E402
+from common.issue28 import CodegenSeed, verdicts  # noqa: E402
 from common.stats import summary, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,13 +73,20 @@ def first(marks: list[tuple[int, int, str]], name: str, last: bool = False) -> i
     return (found[-1] if last else found[0]) if found else None
 
 
+SEED = CodegenSeed()
+
+
 def run_once(python: str, fake: FakeChild, extra_env: dict[str, str] | None = None,
              home: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiro-bench-oneshot-") as tmp:
         ws, trace = Path(tmp, "ws"), Path(tmp, "trace")
         ws.mkdir()
         (ws / "hello.py").write_text("print('hello')\n")
-        env = base_env(home or Path(tmp, "home"), fake.base_url)
+        seeded = home is None and (extra_env or {}).get("SHIRO_CODEGEN_CACHE") != "0"
+        home = home or Path(tmp, "home")
+        if seeded:
+            SEED.plant(home)  # a user's home after its first start (common/issue28.py)
+        env = base_env(home, fake.base_url)
         env["SHIRO_TRACE"] = str(trace)
         env["SHIRO_WARM"] = "0"
         env.update(extra_env or {})
@@ -95,6 +102,8 @@ def run_once(python: str, fake: FakeChild, extra_env: dict[str, str] | None = No
             time.sleep(0.01)
         marks = read_marks(trace)
         reqs = fake.requests()
+        if seeded:
+            SEED.keep(home)
 
     def at(name: str, last: bool = False) -> float | None:
         ns = first(marks, name, last)
@@ -167,9 +176,14 @@ FLOORS = {
 }
 
 
+# The floors are the libraries' and our import graph's as compiled at every start: without the
+# generated-code cache (server/codegen_cache.py), so that they read as the issue's and earlier runs' floors.
+FLOOR_ENV = {**os.environ, "SHIRO_CODEGEN_CACHE": "0"}
+
+
 def timed(argv: list[str]) -> float:
     t = time.perf_counter()
-    subprocess.run(argv, check=True)
+    subprocess.run(argv, check=True, env=FLOOR_ENV)
     return (time.perf_counter() - t) * 1e3
 
 
@@ -182,6 +196,9 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print every run's marks")
     parser.add_argument("--ab", action="store_true",
                         help="also run each cold run with the server's front off (SHIRO_LSP_FRONT=0, server/lsp_front.py)")
+    parser.add_argument("--ab-codegen", action="store_true",
+                        help="also run each cold run without the generated-code cache (SHIRO_CODEGEN_CACHE=0:"
+                             " the first start after an install, server/codegen_cache.py)")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
     floor_ms: dict[str, list[float]] = {name: [] for name in FLOORS}
@@ -193,11 +210,13 @@ def main() -> None:
     compile_package(args.python)  # .pyc files as an install has them (common/bytecode.py)
     with FakeChild() as fake:
         run_once(args.python, fake)  # warm-up: page cache
-        samples, without_front = [], []
+        samples, without_front, without_cache = [], [], []
         for _ in range(runs):
             samples.append(run_once(args.python, fake))
             if args.ab:
                 without_front.append(run_once(args.python, fake, {"SHIRO_LSP_FRONT": "0"}))
+            if args.ab_codegen:
+                without_cache.append(run_once(args.python, fake, {"SHIRO_CODEGEN_CACHE": "0"}))
             floors_now()
         repeat = warm_runs(args.python, fake, runs, lambda: floors_now(("python_-c_pass",)))
     if args.show:
@@ -233,6 +252,11 @@ def main() -> None:
         result["cold_oneshot_without_front"] = off
         for k in keys:
             print(f"without front: {k:<28} {off[k].get('median_', '-')!s:>9}")
+    if without_cache:
+        first = {k: summary([s[k] for s in without_cache if s[k] is not None], unit="") for k in keys}
+        result["cold_oneshot_without_codegen_cache"] = first
+        for k in keys:
+            print(f"without codegen cache: {k:<28} {first[k].get('median_', '-')!s:>9}")
     write_result(args.out, result)
     for k in keys:
         print(f"{k:<28} cold {cold[k].get('median_', '-')!s:>9} (min {cold[k].get('min_')}, max {cold[k].get('max_')})"

@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
         if server is None:
             return
     server.after_exit()
+    from . import codegen_cache
+
+    codegen_cache.save()  # what cattrs compiled for this session's messages, if the cache missed
     mark_peak_rss("server")
     mark("server-exit")
 
@@ -98,6 +101,9 @@ def _serve_stdio_cold() -> Any:
 
                 mark("server-imported")
                 built.append(create_server())
+            from . import codegen_cache
+
+            codegen_cache.save_soon()  # what attrs compiled for lsprotocol, if the cache missed
         except BaseException as exc:  # re-raised on the main thread
             failed.append(exc)
 

@@ -56,6 +56,9 @@ def _preload() -> Any:
 
     server = create_server()
     _warm_codecs(server)
+    from . import codegen_cache
+
+    codegen_cache.save()  # here, not in a thread: none may be running at the first fork
     # The bubblewrap probe (agent/tools/sandbox.py), which the service started in a thread: waited
     # for here, so the forks inherit its answer and no thread is left running at the first fork.
     sandbox_status("read-only")

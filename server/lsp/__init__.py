@@ -2,6 +2,10 @@
 (`bridge.py`: notifications, approvals, buffers, edits) and the pygls overrides
 (`pygls_overrides.py`). The command handlers are in `commands/`."""
 
-from .server import ShiroServer, create_server
+from .. import codegen_cache
+
+codegen_cache.install()  # before lsprotocol defines its attrs classes (codegen_cache.py)
+
+from .server import ShiroServer, create_server  # noqa: E402
 
 __all__ = ["ShiroServer", "create_server"]
