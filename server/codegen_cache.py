@@ -86,7 +86,7 @@ def install(home: Path | None = None) -> None:
 
         home = shiro_home()
     _path = cache_file(home)
-    _entries.update(_read(_path))
+    _entries.update(read(_path))
     import importlib
 
     for name in PATCHED:
@@ -129,7 +129,7 @@ def _compiler(inherited: int) -> Any:
     return compile
 
 
-def _read(path: Path) -> dict[Key, types.CodeType]:
+def read(path: Path) -> dict[Key, types.CodeType]:
     try:
         directory = os.lstat(path.parent)
         if not stat.S_ISDIR(directory.st_mode) or not _private(directory):

@@ -156,7 +156,7 @@ def test_it_stays_bounded_and_a_failed_write_loses_nothing(tmp_path: Path, monke
     monkeypatch.setattr(codegen_cache, "_new", dict(new))
     monkeypatch.setattr(codegen_cache, "MAX_ENTRIES", 30)
     codegen_cache.save()
-    written = codegen_cache._read(tmp_path / "cache" / "codegen.marshal")
+    written = codegen_cache.read(tmp_path / "cache" / "codegen.marshal")
     # Over the bound: what this process used, then what it compiled, up to the bound.
     assert len(written) == 25 and set(used) <= set(written) and set(new) <= set(written)
     assert not codegen_cache._new
