@@ -106,9 +106,9 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     elif not (sys.stdin.isatty() and sys.stdout.isatty()):
         err('shiro: no terminal here; run one turn with  shiro -p "prompt"')
         return EXIT_USAGE
-    from . import trust
-
     if prompt is None:
+        from . import trust
+
         # Before the server starts: the settings it gets depend on the answer (docs/security.md).
         loaded = trust.ask_at_start(cwd)
         for line in trust.held_lines(loaded):
@@ -126,6 +126,9 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     from .initialize import initialize_frame, send_early, settings_with_flags
 
     if prompt is not None:
+        # After the spawn: the trust record and the settings' parser are ~15 ms the server need not wait for.
+        from . import trust
+
         loaded = trust.load(cwd)  # `shiro -p` never asks: it names what waits
         for line in trust.held_lines(loaded):
             err(line)
