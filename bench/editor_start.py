@@ -16,6 +16,11 @@ Per run, from just before the spawn:
   agent/provider/early_request.py), openai_import_ms / openai_client_ms (the SDK import's start
   and end, in its thread).
 
+Each run's fresh state home is given the generated-code cache (server/codegen_cache.py) its
+warm-up run wrote, as a user's home has it after the first start (common/issue28.py,
+CodegenSeed); --ab-codegen also runs each time without it (the first start after an install).
+The floors are measured with the cache off.
+
 The floors of the same run, each in a fresh interpreter between the runs: `python -c pass`,
 `import openai`, `import pygls.server, lsprotocol.types`, and `import shiro_neko.lsp` (our LSP
 layer with the libraries it needs). The package is byte-compiled first (common/bytecode.py).

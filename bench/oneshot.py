@@ -16,6 +16,11 @@ workspace and SHIRO_NEKO_HOME (nothing warm to attach to: `SHIRO_WARM=0`), with 
 The same runs again as repeat runs: one state home and a private XDG_RUNTIME_DIR, a first run
 that leaves the warm server (server/warm.py) behind, then runs that must be served by it.
 
+Each run's fresh state home is given the generated-code cache (server/codegen_cache.py) its
+warm-up run wrote, as a user's home has it after the first start (common/issue28.py,
+CodegenSeed); --ab-codegen also runs each time without it (the first start after an install).
+The floors are measured with the cache off.
+
 The package is byte-compiled first, as `pip install` does (common/bytecode.py). One warm-up
 run, then --runs runs (median, min, max). The physical limits measured in the same
 run (FLOORS): `python -c pass`, the libraries the server needs (pygls + lsprotocol, openai, both),
