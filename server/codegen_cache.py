@@ -20,7 +20,7 @@ A code object from a file is code that runs, so the file is trusted as a .pyc is
   a FIFO) owned by this user and writable by no one else, in a directory that is likewise;
 - anything else, a foreign interpreter's file, or a corrupt or truncated one is a miss: the
   process compiles as if there were no cache, and writes a good file in its place;
-- it is written atomically (state/atomic.py), only when there were misses, never with more than
+- it is written atomically (state/atomic.py), only when a process missed MIN_NEW entries or more, never with more than
   MAX_ENTRIES entries or MAX_BYTES bytes; `SHIRO_CODEGEN_CACHE=0` turns the cache off (the
   benches' A/B). It is state of ours like the session index, not Python's bytecode: it is written
   under `PYTHONDONTWRITEBYTECODE` too.
