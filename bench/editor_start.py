@@ -35,7 +35,6 @@ Run: python bench/editor_start.py [--runs 5] [--quick]   Writes bench/results/ed
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -46,7 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.bytecode import compile_package  # noqa: E402
 from common.fake_child import FakeChild  # noqa: E402
-from common.issue28 import CodegenSeed, verdicts  # noqa: E402
+from common.issue28 import FLOOR_ENV, CodegenSeed, verdicts  # noqa: E402
 from common.lsp_driver import Server, server_env  # noqa: E402
 from common.stats import summary, write_result  # noqa: E402
 
@@ -107,11 +106,6 @@ def run_once(python: str, fake: FakeChild, **extra_env: str) -> dict[str, Any]:
     for key, name in MARKS.items():
         sample[key] = (marks[name] - t0) / 1e6 if name in marks else None
     return sample
-
-
-# The floors are the libraries' and our import graph's as compiled at every start: without the
-# generated-code cache, so that they read the same as the issue's and earlier runs' floors.
-FLOOR_ENV = {**os.environ, "SHIRO_CODEGEN_CACHE": "0"}
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> float:

@@ -45,7 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.bytecode import compile_package  # noqa: E402
 from common.fake_child import FakeChild  # noqa: E402
-from common.issue28 import CodegenSeed, verdicts  # noqa: E402
+from common.issue28 import FLOOR_ENV, CodegenSeed, verdicts  # noqa: E402
 from common.stats import summary, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,11 +179,6 @@ FLOORS = {
     "import_libraries": "import pygls.server, lsprotocol.types, openai",
     "import_server_and_openai": "import shiro_neko.lsp, openai",
 }
-
-
-# The floors are the libraries' and our import graph's as compiled at every start: without the
-# generated-code cache (server/codegen_cache.py), so that they read as the issue's and earlier runs' floors.
-FLOOR_ENV = {**os.environ, "SHIRO_CODEGEN_CACHE": "0"}
 
 
 def timed(argv: list[str]) -> float:

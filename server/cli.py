@@ -101,9 +101,6 @@ def _serve_stdio_cold() -> Any:
 
                 mark("server-imported")
                 built.append(create_server())
-            from . import codegen_cache
-
-            codegen_cache.save_soon()  # what attrs compiled for lsprotocol, if the cache missed
         except BaseException as exc:  # re-raised on the main thread
             failed.append(exc)
 
@@ -113,6 +110,9 @@ def _serve_stdio_cold() -> Any:
     loader.join()
     if failed:
         raise failed[0]
+    from . import codegen_cache
+
+    codegen_cache.save_soon()  # what attrs compiled for lsprotocol, if the cache missed
     handover.log_malformed()
     if handover.closed:
         return None

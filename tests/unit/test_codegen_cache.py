@@ -166,3 +166,16 @@ def test_it_stays_bounded_and_a_failed_write_loses_nothing(tmp_path: Path, monke
     monkeypatch.setattr(codegen_cache, "_new", dict(new))
     codegen_cache.save()
     assert codegen_cache._new == new
+
+
+def test_a_spawned_server_writes_the_cache_the_next_one_reads(tmp_path: Path) -> None:
+    """`shiro-lsp` as an editor spawns it (server/cli.py): its first start writes the cache once
+    the LSP layer is imported, even when the editor goes away at once, and the next start hits."""
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHIRO_")}
+    env["SHIRO_NEKO_HOME"] = str(home)
+    done = subprocess.run([sys.executable, "-m", "shiro_neko"], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(codegen_cache.read(cache_path(home))) > 500
+    assert probe(home)["hits"] > 500
