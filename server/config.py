@@ -49,6 +49,8 @@ class Settings(msgspec.Struct, omit_defaults=True):
     sandbox: SandboxMode = "workspace-write"
     # Paths hidden from sandboxed commands on top of agent/tools/sandbox.py's own list.
     sandboxHide: list[str] = []
+    # Paths under the (hidden) home a sandboxed command may read, on top of sandbox.py's HOME_READABLE.
+    sandboxAllowRead: list[str] = []
     # Environment variable names a command gets on top of agent/tools/sandbox.py's allowlist.
     sandboxEnv: list[str] = []
     maxSteps: int = 50

@@ -145,7 +145,7 @@ class ShiroService:
         """The core tools, run_command confined as the `sandbox` settings say and this machine allows."""
         settings = self.settings
         hide, env = tuple(settings.sandboxHide), tuple(settings.sandboxEnv)
-        sandbox = sandbox_for(settings.sandbox, hide, env)
+        sandbox = sandbox_for(settings.sandbox, hide, env, tuple(settings.sandboxAllowRead))
         unenforced = None
         if sandbox is None and settings.sandbox != "off":
             unenforced = sandbox_status(settings.sandbox).reason or "bubblewrap does not work here"
