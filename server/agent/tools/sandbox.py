@@ -11,10 +11,17 @@ What a sandboxed command gets (docs/security.md, "Sandbox", says it for users):
 - the host's file system read-only, a private empty tmpfs on /tmp and on /run (where the sockets
   of D-Bus, Docker and the user's runtime directory live: a network namespace does not cover Unix
   sockets on the file system), the workspace writable (`workspace-write`) or not (`read-only`);
+- the home directory (`$HOME`, and the account's own, `/root` for root) replaced by an empty
+  private tmpfs, with the toolchains a build reads bound back read-only (`HOME_READABLE`, PATH
+  entries, the virtualenv, the product's interpreter, `sandboxAllowRead`); the workspace stays
+  writable even when it lies there;
 - hidden (an empty read-only tmpfs over a directory, /dev/null over a file): the state home, the
   warm server's runtime directory, shiro-neko's user configuration, common credential stores, and
   whatever the `sandboxHide` setting names; the product's own install read-only even inside the
   workspace;
+- the workspace's git metadata (`.git`, where a gitfile points, nested repositories one level
+  down) read-only: git runs what `.git/config` and `.git/hooks` name at the user's next `git
+  status`, outside any sandbox (git_metadata.py);
 - an environment built from an allowlist (`command_env`), never the server's own.
 
 We use bubblewrap (Debian's `bubblewrap` package) rather than hand-written namespace code: it is
@@ -29,6 +36,7 @@ from __future__ import annotations
 import glob
 import logging
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -41,6 +49,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...protocol import SandboxMode, SandboxStatus
+from .git_metadata import read_only_git_paths
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +58,42 @@ __all__ = ["Sandbox", "SandboxMode", "sandbox_for", "sandbox_status", "command_e
 # The uid/gid a command runs as inside when the server is root (Debian's `nobody`/`nogroup`).
 _NOBODY = 65534
 
-# Credential stores under the home directory, hidden whatever the settings say.
+# Credential stores under the home directory, hidden whatever the settings say. The whole home is
+# hidden anyway (`HOME_READABLE` says what comes back); this list still counts where the home
+# cannot be hidden (the workspace holds it) and inside what comes back (`.cargo/credentials`).
 HOME_SECRETS = (
     ".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker", ".kube",
     ".git-credentials", ".config/git/credentials", ".npmrc", ".pypirc", ".config/gcloud", ".azure",
     ".password-store", ".local/share/keyrings", ".cargo/credentials", ".cargo/credentials.toml",
+    # issue 35: shell and REPL histories (typed passwords, tokens on command lines) ...
+    ".bash_history", ".zsh_history", ".histfile", ".local/share/fish", ".python_history",
+    ".psql_history", ".mysql_history", ".node_repl_history", ".sqlite_history", ".lesshst",
+    # ... other agents' and tools' tokens ...
+    ".codex", ".claude", ".claude.json", ".pgpass", ".vault-token", ".cache/huggingface/token",
+    ".config/huggingface", ".config/rclone", ".s3cfg", ".boto", ".terraform.d", ".pulumi",
+    ".config/op", ".config/hub", ".m2/settings.xml", ".gradle/gradle.properties", ".gem/credentials",
+    ".config/pypoetry", ".composer/auth.json", ".config/composer", ".yarnrc.yml", ".bunfig.toml",
+    ".config/github-copilot",
+    # ... and browser profiles (cookies, saved passwords).
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+    ".config/microsoft-edge", ".config/vivaldi", ".config/opera", "snap/firefox", "snap/chromium",
+)
+# What comes back, read-only, of the hidden home: the toolchains and package caches a build reads.
+# Not their configuration files where those may hold a token: `.cargo/config.toml` (registry
+# tokens), `.m2/settings.xml` (server passwords), `.gradle/gradle.properties`, `.npmrc`,
+# `.condarc`, and not `.gitconfig` (url rewrites and `http.extraHeader` may carry a token; inside
+# the sandbox `.git` is read-only anyway, so a commit is not made there). `sandboxAllowRead` adds
+# more; the PATH entries, `VIRTUAL_ENV` and `CONDA_PREFIX` under the home come back too.
+HOME_READABLE = (
+    ".cargo/bin", ".cargo/registry", ".cargo/git", ".cargo/env", ".rustup",
+    ".npm", ".nvm", ".volta", ".fnm", ".bun/bin", ".bun/install/cache", ".deno", ".yarn/berry/cache",
+    ".cache/yarn", ".pnpm-store", ".local/share/pnpm", ".cache/node-gyp", ".node-gyp",
+    ".pyenv", ".cache/pip", ".cache/uv", ".cache/pypoetry/cache", ".cache/pypoetry/artifacts",
+    ".local/bin", ".local/lib", ".local/include", ".local/pipx", ".local/share/pipx", ".local/share/uv",
+    ".local/share/virtualenvs", ".conda/pkgs", ".conda/envs", "miniconda3", "miniforge3", "anaconda3",
+    "go", ".cache/go-build", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".sdkman/candidates",
+    ".jdks", ".rbenv", ".gem/ruby", ".local/share/gem", ".dotnet", ".nuget/packages", ".elan", ".ghcup",
+    ".asdf", ".local/share/mise", ".nix-profile",
 )
 # Root-only files of the system: as root the command's uid outside is still 0, and the kernel
 # checks file permissions with that uid (an owner's read survives `--cap-drop ALL`), so these are
@@ -72,8 +112,13 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def hidden_paths(extra: tuple[str, ...] = ()) -> list[str]:
-    """Every existing path a command must not see, resolved (a symlink is hidden where it leads)."""
+def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> list[str]:
+    """Every existing path a command must not see, resolved (a symlink is hidden where it leads).
+
+    A credential store under the home is also listed as spelled under the resolved home (where the
+    home's read-only toolchains are bound back, a `.cargo/credentials.toml` inside one is hidden at
+    that spelling). A built-in entry that `allowed` (`sandboxAllowRead`) names exactly, or that holds
+    an `allowed` path, is left visible; `extra` (`sandboxHide`) always holds."""
     from ...state.paths import shiro_home  # noqa: PLC0415 - read at each call: tests move it
     from ...warm_socket import runtime_dir  # noqa: PLC0415
 
@@ -91,22 +136,74 @@ def hidden_paths(extra: tuple[str, ...] = ()) -> list[str]:
     except ImportError:  # pragma: no cover - a dependency; the home-relative default still applies
         wanted.append("~/.config/shiro-neko")
     home = os.path.expanduser("~")
-    wanted += [os.path.join(home, name) for name in HOME_SECRETS]
+    real_home = os.path.realpath(home)
+    opened = [_real(a) for a in allowed]
+    spelled: list[str] = []  # kept as spelled: they lead elsewhere, and are seen at both places
+    for name in HOME_SECRETS:
+        path = os.path.join(home, name)
+        if any(a == _real(path) or _within(a, _real(path)) for a in opened):
+            continue  # the user's sandboxAllowRead names it
+        wanted.append(path)
+        lexical = os.path.join(real_home, name)
+        if os.path.lexists(lexical) and os.path.realpath(lexical) != lexical:
+            spelled.append(lexical)
     for pattern in SYSTEM_SECRETS:
         wanted += glob.glob(pattern) if "*" in pattern else [pattern]
     wanted += list(extra)
     seen: dict[str, None] = {}
-    for path in wanted:
-        real = _real(path)
-        if real != "/" and os.path.lexists(real):
-            seen.setdefault(real, None)
+    for path in [*(_real(w) for w in wanted), *spelled]:
+        if path != "/" and os.path.lexists(path):
+            seen.setdefault(path, None)
     return list(seen)
 
 
+def hidden_homes(root: str) -> list[str]:
+    """The home directories hidden whole (resolved): `$HOME`, and the account's own home from the
+    password database when it differs (as root, `/root` with `HOME` pointing elsewhere). Not `/`,
+    and not a home inside the workspace (the workspace is the home, or holds it: hiding the home
+    would hide the workspace's own files; the credential list alone applies then)."""
+    homes = [os.path.expanduser("~")]
+    try:
+        homes.append(pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:  # pragma: no cover - an account without a passwd entry
+        pass
+    found: dict[str, None] = {}
+    for home in homes:
+        real = os.path.realpath(home) if home else ""
+        if real and real != "/" and os.path.isdir(real) and not _within(real, root):
+            found.setdefault(real, None)
+    return list(found)
+
+
+def readable_in_home(home: str, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(source, destination) pairs bound back read-only into the hidden `home`: the toolchains of
+    `HOME_READABLE`, the PATH entries, the active virtualenv or conda prefix, and `sandboxAllowRead`,
+    each where it exists. The destination keeps the home-relative spelling (a command finds
+    `~/.cargo/bin` there even when it is a link); the source is where it leads."""
+    spelled = [os.path.join(home, name) for name in HOME_READABLE]
+    spelled += [p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
+    spelled += [v for v in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")) if v and os.path.isabs(v)]
+    spelled += [os.path.expanduser(a) for a in allowed]
+    user_home = os.path.expanduser("~")
+    pairs: dict[str, str] = {}
+    for path in spelled:
+        path = os.path.normpath(path)
+        if _within(path, user_home) and not _within(path, home):
+            path = os.path.join(home, os.path.relpath(path, user_home))  # `~` spelled through a link
+        if path == home or not _within(path, home):
+            continue  # outside the home: readable already (unless hidden)
+        source = os.path.realpath(path)
+        if os.path.exists(source):
+            pairs.setdefault(path, source)
+    # An entry inside another is bound with it already.
+    return [(src, dst) for dst, src in pairs.items() if not any(o != dst and _within(dst, o) for o in pairs)]
+
+
 def product_paths() -> list[str]:
-    """The server's own install: its interpreter prefix (the virtualenv) and its package."""
+    """The server's own install: its interpreter prefix (the virtualenv), the interpreter that
+    virtualenv was made from (it may live under the home, e.g. `~/.pyenv`), and its package."""
     package = Path(__file__).resolve().parents[2]
-    return list(dict.fromkeys([_real(sys.prefix), str(package)]))
+    return list(dict.fromkeys([_real(sys.prefix), _real(sys.base_prefix), str(package)]))
 
 
 @dataclass(frozen=True)
@@ -117,6 +214,7 @@ class Sandbox:
     bwrap: str
     hide: tuple[str, ...] = ()  # `sandboxHide`
     env_names: tuple[str, ...] = ()  # `sandboxEnv`
+    allow_read: tuple[str, ...] = ()  # `sandboxAllowRead`
 
     def wrap(self, argv: list[str], root: str) -> list[str]:
         """`argv` run inside the sandbox with `root` (the workspace) as its working directory."""
@@ -124,12 +222,30 @@ class Sandbox:
         return [self.bwrap, *_namespace_args(), *self.mount_args(root), "--chdir", root, "--", *argv]
 
     def mount_args(self, root: str) -> list[str]:
-        # Later mounts win: the base, the private directories, hides that hold the workspace
-        # (it is bound back on top), the workspace, the product's install, then every other hide.
+        # Later mounts win. In order: the base; the hidden homes (an empty private tmpfs each) with
+        # what comes back of them read-only; hides that hold the workspace (it is bound back on
+        # top); the workspace; the product's install; the workspace's git metadata read-only; then
+        # every other hide. What comes back of a home goes before the workspace: a workspace may
+        # lie inside a toolchain directory (`~/go/src/...`) and must stay writable.
         args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
         if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
             args += ["--tmpfs", "/var/run"]
-        hides = hidden_paths(self.hide)
+        homes = hidden_homes(root)
+        products = [p for p in product_paths() if os.path.exists(p)]
+        opened = list(products)
+        for home in homes:
+            # Writable, private and thrown away: tools that write a cache under `~` still work.
+            args += ["--tmpfs", home]
+            back = readable_in_home(home, self.allow_read)
+            back += [(p, p) for p in products if _within(p, home) and not _within(p, root)
+                     and not any(_within(p, dest) for _, dest in back)]
+            for source, dest in back:
+                args += ["--ro-bind", source, dest]
+            opened += [dest for _, dest in back]
+        hides = hidden_paths(self.hide, self.allow_read)
+        # Under a hidden home only what was bound back (or the workspace) can show a secret.
+        hides = [p for p in hides if not any(_within(p, h) for h in homes)
+                 or any(_within(p, o) for o in opened) or _within(p, root) or _within(root, p)]
         # A hide that holds the workspace stays writable (the workspace's mount point is made in
         # it); a hide inside another one that does not hold the workspace is hidden already.
         outer = [p for p in hides if _within(root, p)]
@@ -137,8 +253,11 @@ class Sandbox:
         for path in outer:
             args += ["--tmpfs", path]
         args += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
-        for path in product_paths():
-            if _within(path, root) and os.path.exists(path):
+        for path in products:
+            if _within(path, root):
+                args += ["--ro-bind", path, path]
+        if self.mode == "workspace-write":
+            for path in read_only_git_paths(root):
                 args += ["--ro-bind", path, path]
         for path in hides:
             args += _hide(path)
@@ -255,12 +374,13 @@ def _find() -> tuple[str | None, str | None]:
     return (None, reason) if reason else (path, None)
 
 
-def sandbox_for(mode: SandboxMode, hide: tuple[str, ...] = (), env: tuple[str, ...] = ()) -> Sandbox | None:
+def sandbox_for(mode: SandboxMode, hide: tuple[str, ...] = (), env: tuple[str, ...] = (),
+                allow_read: tuple[str, ...] = ()) -> Sandbox | None:
     """The sandbox in force for this setting, or None (`off`, or no working bubblewrap here)."""
     if mode == "off":
         return None
     path, _ = _find()
-    return Sandbox(mode, path, hide, env) if path else None
+    return Sandbox(mode, path, hide, env, allow_read) if path else None
 
 
 def sandbox_status(mode: SandboxMode) -> SandboxStatus:

@@ -1,0 +1,117 @@
+"""A workspace's git metadata (`.git`): what the sandbox mounts read-only and which edits always ask.
+
+Why it is special: git runs programs that `.git/config` names (`core.fsmonitor`, `core.pager`,
+aliases, filters) and the hooks in `.git/hooks`, and it runs them at the user's next `git status`,
+outside any sandbox. A change there is code execution on the user's machine, later, so a
+sandboxed command may not make it (the sandbox binds these paths read-only, `read_only_git_paths`)
+and an edit tool may not make it without a yes, whatever the approval mode
+(`git_metadata_reason`, used by agent/tool_calls.py). The checkpoints do not record `.git`
+(docs/checkpoints.md), so nothing could take such a change back.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .base import ToolError
+from .workspace_paths import resolve_workspace_path
+
+GIT = ".git"
+# The first bytes of a gitfile (a worktree's or a submodule's `.git` file): "gitdir: <path>".
+_GITFILE_PREFIX = b"gitdir:"
+_GITFILE_MAX = 4096
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _gitfile_dirs(gitfile: str) -> list[str]:
+    """The repository a gitfile points to, and its common directory (a worktree's shares the main
+    repository's config and hooks), both resolved; [] when it is not a readable gitfile."""
+    try:
+        with open(gitfile, "rb") as f:
+            head = f.read(_GITFILE_MAX)
+    except OSError:
+        return []
+    if not head.startswith(_GITFILE_PREFIX):
+        return []
+    target = head[len(_GITFILE_PREFIX):].strip().decode("utf-8", "replace")
+    gitdir = os.path.realpath(os.path.join(os.path.dirname(gitfile), target))
+    found = [gitdir]
+    try:
+        with open(os.path.join(gitdir, "commondir"), "rb") as f:
+            common = f.read(_GITFILE_MAX).strip().decode("utf-8", "replace")
+        found.append(os.path.realpath(os.path.join(gitdir, common)))
+    except OSError:
+        pass
+    return found
+
+
+def _metadata_of(directory: str) -> list[str]:
+    """`directory/.git` (a repository or a gitfile) and, for a gitfile, where it points."""
+    path = os.path.join(directory, GIT)
+    if not os.path.lexists(path):
+        return []
+    real = os.path.realpath(path)
+    found = [real]
+    if os.path.isfile(real):
+        found += _gitfile_dirs(real)
+    return found
+
+
+def read_only_git_paths(root: str) -> list[str]:
+    """Every git metadata path inside the workspace `root` (resolved) that a sandboxed command must
+    not change: the root's `.git` (directory or gitfile), where a gitfile points when that is inside
+    the workspace (a worktree or a `.bare` layout), and the same for each folder directly below the
+    root (nested repositories one level down). Deeper nested repositories are not looked for: the
+    walk runs before every command and must stay a few system calls (docs/security.md says so)."""
+    root = os.path.realpath(root)
+    found = _metadata_of(root)
+    try:
+        with os.scandir(root) as entries:
+            children = [e.path for e in entries if e.name != GIT and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        children = []
+    for child in children:
+        found += _metadata_of(child)
+    seen: dict[str, None] = {}
+    for path in found:
+        if path != root and _within(path, root) and os.path.exists(path):
+            seen.setdefault(path, None)
+    return list(seen)
+
+
+def _names_git(parts: tuple[str, ...]) -> bool:
+    # Case-folded: on a case-insensitive file system (macOS, a casefold ext4 folder) `.GIT` is `.git`.
+    return any(part.casefold() == GIT for part in parts)
+
+
+def git_metadata_reason(root: Path, raw: object) -> str | None:
+    """Why writing the path `raw` (an edit tool's `path` argument) touches git metadata, or None.
+
+    Robust to spelling: the path is compared once as written (normalised: `./.git/config`,
+    `sub/../.git/hooks/x`) and once resolved (a symlink in the workspace leading into `.git`);
+    any `.git` component counts (a nested repository's too, or a new one being made), in any
+    case; and a path inside the repository a root gitfile points to counts too."""
+    if not isinstance(raw, str):
+        return None
+    root_abs = os.path.abspath(root)
+    lexical = os.path.normpath(os.path.join(root_abs, raw))
+    candidates = [os.path.relpath(lexical, root_abs)]
+    try:
+        resolved = str(resolve_workspace_path(root, raw))
+    except (ToolError, OSError, ValueError):
+        resolved = None  # refused by the tool itself; the lexical form still decides
+    if resolved is not None:
+        candidates.append(os.path.relpath(os.path.realpath(resolved), os.path.realpath(root_abs)))
+    for rel in candidates:
+        if _names_git(Path(rel).parts):
+            return "it changes git metadata (.git), which git runs programs from outside any sandbox"
+    if resolved is not None:
+        real = os.path.realpath(resolved)
+        for gitdir in read_only_git_paths(root_abs):
+            if _within(real, gitdir):
+                return "it changes git metadata (where .git points), which git runs programs from outside any sandbox"
+    return None
