@@ -117,8 +117,9 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
 
     A credential store under the home is also listed as spelled under the resolved home (where the
     home's read-only toolchains are bound back, a `.cargo/credentials.toml` inside one is hidden at
-    that spelling). A built-in entry that `allowed` (`sandboxAllowRead`) names exactly, or that holds
-    an `allowed` path, is left visible; `extra` (`sandboxHide`) always holds."""
+    that spelling). A built-in entry that `allowed` (`sandboxAllowRead`) names exactly is left
+    visible (one inside it is not: `~/.ssh/known_hosts` does not open `~/.ssh`); `extra`
+    (`sandboxHide`) always holds."""
     from ...state.paths import shiro_home  # noqa: PLC0415 - read at each call: tests move it
     from ...warm_socket import runtime_dir  # noqa: PLC0415
 
@@ -141,8 +142,8 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
     spelled: list[str] = []  # kept as spelled: they lead elsewhere, and are seen at both places
     for name in HOME_SECRETS:
         path = os.path.join(home, name)
-        if any(a == _real(path) or _within(a, _real(path)) for a in opened):
-            continue  # the user's sandboxAllowRead names it
+        if _real(path) in opened:
+            continue  # the user's sandboxAllowRead names it exactly (a path inside it is not enough)
         wanted.append(path)
         lexical = os.path.join(real_home, name)
         if os.path.lexists(lexical) and os.path.realpath(lexical) != lexical:
@@ -172,7 +173,9 @@ def hidden_homes(root: str) -> list[str]:
         real = os.path.realpath(home) if home else ""
         if real and real != "/" and os.path.isdir(real) and not _within(real, root):
             found.setdefault(real, None)
-    return list(found)
+    # One inside the other (a `HOME` under /root): the outer one's tmpfs first, or it would cover
+    # the inner one's mounts.
+    return sorted(found, key=len)
 
 
 def readable_in_home(home: str, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -243,9 +246,10 @@ class Sandbox:
                 args += ["--ro-bind", source, dest]
             opened += [dest for _, dest in back]
         hides = hidden_paths(self.hide, self.allow_read)
-        # Under a hidden home only what was bound back (or the workspace) can show a secret.
+        # Under a hidden home only what was bound back (or the workspace) can show a secret: a
+        # secret inside it, or one holding it (`sandboxAllowRead: ["~/.ssh/id_rsa"]` opens nothing).
         hides = [p for p in hides if not any(_within(p, h) for h in homes)
-                 or any(_within(p, o) for o in opened) or _within(p, root) or _within(root, p)]
+                 or any(_within(p, o) or _within(o, p) for o in opened) or _within(p, root) or _within(root, p)]
         # A hide that holds the workspace stays writable (the workspace's mount point is made in
         # it); a hide inside another one that does not hold the workspace is hidden already.
         outer = [p for p in hides if _within(root, p)]
