@@ -1,0 +1,124 @@
+"""Issue 35, 3: a workspace's git metadata is read-only to a sandboxed command, and an edit tool
+writing it is always asked about. Real bwrap, real git, real files.
+
+The sandbox tests failed on the code before `.git` was bound read-only: `git config
+core.fsmonitor` and a hook were written, and the user's next `git status` ran the planted program.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shiro_neko.agent.tools.disk_host import DiskToolHost
+from shiro_neko.agent.tools.git_metadata import git_metadata_reason, read_only_git_paths
+from tests.unit.test_sandbox import _require, run
+
+# git as the user runs it after the turn, outside any sandbox; nothing of the machine's config.
+_GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+
+
+def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, env=_GIT_ENV, capture_output=True, text=True, timeout=60)
+
+
+def make_repo(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-q", "-m", "first")
+
+
+def _planting(marker: Path) -> str:
+    """What a hostile command does: fsmonitor in the config, an executable post-checkout hook, and
+    a try at moving `.git` aside to put its own in its place."""
+    hook = f"#!/bin/sh\\ntouch {marker}\\n"
+    return (
+        f"git config core.fsmonitor 'touch {marker}; false'; echo config=$?; "
+        f"printf '{hook}' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout; echo hook=$?; "
+        "mv .git old-git; echo moved=$?; rm -rf .git; echo removed=$?; echo written > ws-file.txt"
+    )
+
+
+async def test_a_sandboxed_command_cannot_plant_a_program_in_git_metadata(tmp_path: Path) -> None:
+    sandbox = _require()
+    root = tmp_path / "ws"
+    make_repo(root)
+    marker = tmp_path / "planted-program-ran"
+    config_before = (root / ".git" / "config").read_text()
+    _, out = await run(sandbox, DiskToolHost(root), _planting(marker))
+    assert "Read-only file system" in out or "could not lock config file" in out
+    assert (root / "ws-file.txt").read_text() == "written\n"  # the rest of the workspace is writable
+    assert (root / ".git" / "config").read_text() == config_before
+    assert not (root / ".git" / "hooks" / "post-checkout").exists()
+    assert (root / ".git" / "HEAD").exists() and not (root / "old-git").exists()
+    # The user's next git commands, outside the sandbox, run nothing planted.
+    assert git(root, "status").returncode == 0
+    git(root, "checkout", "-q", "-b", "other")
+    assert not marker.exists()
+
+
+async def test_a_gitfile_and_where_it_points_are_read_only(tmp_path: Path) -> None:
+    """A `.bare` layout: `.git` is a file `gitdir: .bare`, the repository lies beside it."""
+    sandbox = _require()
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "--bare", str(root / ".bare")], env=_GIT_ENV, check=True)
+    (root / ".git").write_text("gitdir: .bare\n")
+    config_before = (root / ".bare" / "config").read_text()
+    assert set(read_only_git_paths(str(root))) == {str((root / ".git").resolve()), str((root / ".bare").resolve())}
+    _, out = await run(sandbox, DiskToolHost(root), "git config core.fsmonitor evil; echo 'gitdir: /elsewhere' > .git; echo x > .bare/hooks/pre-commit")
+    assert (root / ".bare" / "config").read_text() == config_before
+    assert (root / ".git").read_text() == "gitdir: .bare\n"
+    assert not (root / ".bare" / "hooks" / "pre-commit").exists(), out
+
+
+async def test_a_nested_repository_one_level_down_is_read_only(tmp_path: Path) -> None:
+    sandbox = _require()
+    root = tmp_path / "ws"
+    root.mkdir()
+    make_repo(root / "vendored")
+    before = (root / "vendored" / ".git" / "config").read_text()
+    await run(sandbox, DiskToolHost(root), "cd vendored && git config core.fsmonitor evil; echo x > src.txt")
+    assert (root / "vendored" / ".git" / "config").read_text() == before
+    assert (root / "vendored" / "src.txt").exists()
+
+
+def test_every_spelling_of_a_git_metadata_path_is_caught(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    make_repo(root)
+    (root / "sub").mkdir()
+    (root / "hooks-link").symlink_to(root / ".git" / "hooks")
+    (root / "config-link").symlink_to(root / ".git" / "config")
+    caught = [
+        ".git/config", "./.git/config", "sub/../.git/hooks/post-checkout", ".git", ".GIT/config",
+        "hooks-link/post-checkout", "config-link", str(root / ".git" / "config"), "sub/.git/config",
+        "new-repo/.git/hooks/pre-commit",
+    ]
+    for raw in caught:
+        assert git_metadata_reason(root, raw), raw
+    for raw in ("a.txt", ".gitignore", ".github/workflows/ci.yml", "sub/x.git", "git/config", ".gitattributes"):
+        assert git_metadata_reason(root, raw) is None, raw
+
+
+def test_where_a_root_gitfile_points_is_caught(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "--bare", str(root / ".bare")], env=_GIT_ENV, check=True)
+    (root / ".git").write_text("gitdir: .bare\n")
+    assert git_metadata_reason(root, ".bare/config")
+    assert git_metadata_reason(root, "x.txt") is None
+
+
+@pytest.mark.parametrize("mode", ["read-only"])
+async def test_read_only_mode_needs_no_git_mounts(tmp_path: Path, mode: str) -> None:
+    sandbox = _require(mode)
+    root = tmp_path / "ws"
+    make_repo(root)
+    args = sandbox.mount_args(str(root))
+    assert str(root / ".git") not in args  # the whole workspace is read-only already
