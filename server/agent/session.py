@@ -81,6 +81,7 @@ class _Durable(Generic[T]):
 class AgentSession:
     state: SessionState
     deps: SessionDeps
+    # What "always allow" answers cover: one key per exact call (tool_calls.allowance_key), never a whole tool.
     always_allowed: set[str] = field(default_factory=set)
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     # Project memory as rendered once for this session (memory is what *earlier* sessions learned).

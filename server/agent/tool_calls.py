@@ -15,8 +15,10 @@ from ..protocol import NoticeEvent, ToolResultEvent
 from .events import ApprovalRequest
 from .session import AgentSession
 from .status import emit_status
-from .tools.base import Tool
+from .tools.base import Tool, ToolError
+from .tools.git_metadata import git_metadata_reason
 from .tools.registry import run_tool
+from .tools.workspace_paths import resolve_workspace_path
 from ..model.transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
 
 ABORTED_OUTPUT = "aborted by the user"
@@ -38,7 +40,8 @@ def needs_approval(tool: Tool, approvals: str) -> bool:
 
 
 def describe_call(tool: Tool | None, call: ToolCallPart) -> str:
-    """One line for the approval dialog: what exactly would run or change."""
+    """The approval dialog's text: what exactly would run or change, every argument in full (the
+    clients wrap it; a cut would hide what comes after it, issue 35: `"command": "rm -rf ~"`)."""
     args = call.input if isinstance(call.input, dict) else {}
     if tool is not None:
         try:
@@ -48,7 +51,34 @@ def describe_call(tool: Tool | None, call: ToolCallPart) -> str:
         if text:
             return text
     shown = json.dumps(call.input, ensure_ascii=False)
-    return f"use {call.tool_name} {shown[:300]}"
+    return f"use {call.tool_name} {shown}"
+
+
+def guarded_write(tool: Tool, call: ToolCallPart, root: Path) -> str | None:
+    """Why this call must be asked about whatever the approval mode, or None: an edit tool writing
+    git metadata (tools/git_metadata.py). "Always allow" never covers it."""
+    if tool.approval != "edit" or not isinstance(call.input, dict):
+        return None
+    return git_metadata_reason(root, call.input.get("path"))
+
+
+def allowance_key(tool: Tool, call: ToolCallPart, root: Path) -> str:
+    """What an "always allow" answer covers for the rest of the session: this exact call, not the
+    tool (issue 35: one yes to `npm test` let `npm test; echo EVIL` and `rm -rf src` run unasked).
+    run_command: the exact command string (its timeout aside). Edit tools: the same file (resolved,
+    so `./a.py` and `a.py` are one), whatever the new text. Anything else (MCP tools): the exact
+    arguments."""
+    args = call.input if isinstance(call.input, dict) else {}
+    if tool.name == "run_command":
+        what: object = {"command": args.get("command")}
+    elif tool.approval == "edit" and isinstance(args.get("path"), str):
+        try:
+            what = {"path": str(resolve_workspace_path(root, args["path"]))}
+        except ToolError:
+            what = {"path": args["path"]}
+    else:
+        what = call.input
+    return tool.name + "\0" + json.dumps(what, sort_keys=True, ensure_ascii=False)
 
 
 def deny_pending(session: AgentSession, reason: str) -> None:
@@ -80,14 +110,17 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         known = ", ".join(sorted(tools)) or "none"
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
     settings = session.deps.settings()
-    if needs_approval(tool, settings.approvals) and tool.name not in session.always_allowed:
+    guarded = guarded_write(tool, call, session.root)
+    key = allowance_key(tool, call, session.root)
+    if guarded is not None or (needs_approval(tool, settings.approvals) and key not in session.always_allowed):
+        summary = describe_call(tool, call)
         request = ApprovalRequest(
             session_id=session.id,
             turn_id=turn_id,
             tool_call_id=call.tool_call_id,
             tool_name=tool.name,
             input=call.input,
-            summary=describe_call(tool, call),
+            summary=f"{summary} (always asked: {guarded})" if guarded else summary,
             # Only for sinks that show it: ACP editors have no use for it, and computing it
             # would read the file from the editor once more.
             preview=await _preview(tool, session, call) if getattr(session.deps.sink, "shows_previews", True) else None,
@@ -104,8 +137,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             emit_status(session)
         if answer == "deny":
             return ToolResultPart(call.tool_call_id, call.tool_name, tool.denied or "denied: the user did not allow this call", True)
-        if answer == "always":
-            session.always_allowed.add(tool.name)
+        if answer == "always" and guarded is None:  # a guarded write is allowed this once only
+            session.always_allowed.add(key)
     session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)
     result = await run_tool(tool, session.deps.host, call.input)
     if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
