@@ -35,8 +35,9 @@ def _as_tool(conn: "McpConnection", tool: "McpTool", name: str) -> Tool:
         return ToolResult(output, is_error)
 
     def summary(args: dict[str, Any]) -> str:
+        # Every argument in full: the clients wrap it; a cut hid what came after (issue 35).
         shown = json.dumps(args, ensure_ascii=False)
-        return f"call the MCP tool {tool.name!r} of server {conn.name!r} with {shown[:300]}"
+        return f"call the MCP tool {tool.name!r} of server {conn.name!r} with {shown}"
 
     description = f"[MCP server {conn.name}] {tool.description}".strip()
     return Tool(
