@@ -136,23 +136,26 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
         wanted.append(str(platformdirs.user_config_path("shiro-neko")))
     except ImportError:  # pragma: no cover - a dependency; the home-relative default still applies
         wanted.append("~/.config/shiro-neko")
-    home = os.path.expanduser("~")
-    real_home = os.path.realpath(home)
-    opened = [_real(a) for a in allowed]
-    spelled: list[str] = []  # kept as spelled: they lead elsewhere, and are seen at both places
+    real_home = os.path.realpath(os.path.expanduser("~"))
+    opened = {_real(a) for a in allowed}
+    found: list[str] = []  # already resolved (or kept as spelled on purpose)
     for name in HOME_SECRETS:
-        path = os.path.join(home, name)
-        if _real(path) in opened:
-            continue  # the user's sandboxAllowRead names it exactly (a path inside it is not enough)
-        wanted.append(path)
         lexical = os.path.join(real_home, name)
-        if os.path.lexists(lexical) and os.path.realpath(lexical) != lexical:
-            spelled.append(lexical)
+        # One lstat for the usual missing entry; realpath (an lstat per component) only for the
+        # few that exist: this runs before every command (bench/sandbox.py).
+        if not os.path.lexists(lexical):
+            continue
+        real = os.path.realpath(lexical)
+        if real in opened:
+            continue  # the user's sandboxAllowRead names it exactly (a path inside it is not enough)
+        found.append(real)
+        if real != lexical:
+            found.append(lexical)  # it leads elsewhere: hidden at both places
     for pattern in SYSTEM_SECRETS:
         wanted += glob.glob(pattern) if "*" in pattern else [pattern]
     wanted += list(extra)
     seen: dict[str, None] = {}
-    for path in [*(_real(w) for w in wanted), *spelled]:
+    for path in [*(_real(w) for w in wanted), *found]:
         if path != "/" and os.path.lexists(path):
             seen.setdefault(path, None)
     return list(seen)
@@ -193,11 +196,9 @@ def readable_in_home(home: str, allowed: tuple[str, ...]) -> list[tuple[str, str
         path = os.path.normpath(path)
         if _within(path, user_home) and not _within(path, home):
             path = os.path.join(home, os.path.relpath(path, user_home))  # `~` spelled through a link
-        if path == home or not _within(path, home):
-            continue  # outside the home: readable already (unless hidden)
-        source = os.path.realpath(path)
-        if os.path.exists(source):
-            pairs.setdefault(path, source)
+        if path == home or not _within(path, home) or not os.path.exists(path):
+            continue  # outside the home: readable already (unless hidden); or missing
+        pairs.setdefault(path, os.path.realpath(path))
     # An entry inside another is bound with it already.
     return [(src, dst) for dst, src in pairs.items() if not any(o != dst and _within(dst, o) for o in pairs)]
 
