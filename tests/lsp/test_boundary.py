@@ -25,8 +25,9 @@ async def _client(tmp_path, fake, workspace, **init):
 
 @pytest.fixture
 def outside():
-    """Outside the workspace and the temp directory: only an unsandboxed command could write it."""
-    path = Path.home() / f".shiro-boundary-probe-{uuid.uuid4().hex}"
+    """Outside the workspace, the temp directory and the home (a private tmpfs in the sandbox):
+    only an unsandboxed command could write it."""
+    path = Path("/var/tmp") / f".shiro-boundary-probe-{uuid.uuid4().hex}"
     yield path
     path.unlink(missing_ok=True)
 
