@@ -183,9 +183,10 @@ def save() -> None:
         if len(data) > MAX_BYTES:
             return
         from .state.atomic import StateError, write_atomic
+        from .state.home_modes import make_private_dirs
 
         try:
-            _path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dirs(_path.parent)  # the home too, when this makes it: 0700 (not mkdir -p's 0755)
             write_atomic(_path, data, mode=0o600)
         except (OSError, StateError) as exc:  # a read-only or full disk: the next start compiles again
             log.info("generated-code cache not written: %s", exc)

@@ -59,6 +59,7 @@ async def serve(args: argparse.Namespace) -> None:
 
         from ..project_settings import describe
         from ..service import ShiroService
+        from ..state.home_modes import tighten_soon
         from ..state.paths import shiro_home, workspace_key
         from ..state.trust import TrustStore
         from ..user_settings import load_user_settings
@@ -67,6 +68,7 @@ async def serve(args: argparse.Namespace) -> None:
 
     bridge = AcpBridge()
     service = ShiroService(bridge)
+    tighten_soon()  # state/home_modes.py: the state home's modes, once, in a thread
     from .. import resume_hints
 
     service.resume_lines = resume_hints.acp  # the editor loads it: no `shiro -c` in its log

@@ -105,6 +105,9 @@ def create_server() -> ShiroServer:
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:
         mark("server-initialize")
+        from ..state.home_modes import tighten_soon  # the state home's modes, once per process, in a thread (not in the warm parent)
+
+        tighten_soon()
         ls.service.workspaces.set_folders(_folder_roots(params))
         ls.service.resume_lines = resume_hints.for_lsp_client(params.client_info.name if params.client_info else None)
         if params.initialization_options is not None:

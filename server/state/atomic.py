@@ -32,6 +32,8 @@ from typing import TypeVar, cast
 
 import msgspec
 
+from .home_modes import FILE_MODE, make_private_dirs
+
 log = logging.getLogger("shiro_neko.state")
 
 T = TypeVar("T")
@@ -92,15 +94,20 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None, private: bool = True) -> None:
     """Replace `path` with `data` so that readers and crashes see the old or the new bytes only.
 
-    `mode` sets the new file's permissions (the temp file is created 0600)."""
+    `mode` sets the new file's permissions (the temp file is created 0600, so a state file is
+    0600 unless asked otherwise). Missing directories are made 0700 (state/home_modes.py);
+    `private=False` (a rewind writing the user's workspace) makes them as `mkdir -p` does."""
     import tempfile  # here, not at the top: a process that only reads (`shiro sessions`) never needs it
 
     directory = path.parent
     with writing(directory):
-        directory.mkdir(parents=True, exist_ok=True)
+        if private:
+            make_private_dirs(directory)
+        else:
+            directory.mkdir(parents=True, exist_ok=True)
         # Dot-prefixed so directory scans that look for `<uuid>.json` never mistake it for a state file.
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
@@ -324,10 +331,11 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     import filelock  # here, not at the top: ~10-40 ms of import a read-only listing never needs
 
     with writing(path.parent):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
     # thread_local=False: callers serialise their own threads; a fresh object per use keeps two
-    # stores in one process as independent as two processes (flock is per open file).
-    lock = filelock.FileLock(str(path), timeout=timeout, thread_local=False)
+    # stores in one process as independent as two processes (flock is per open file). mode: the
+    # lock file is the home's like every other (0600), not filelock's 0644.
+    lock = filelock.FileLock(str(path), timeout=timeout, mode=FILE_MODE, thread_local=False)
     try:
         with writing(path):
             lock.acquire()
@@ -383,10 +391,10 @@ class FileLease:
     def try_acquire(cls, path: Path) -> FileLease | None:
         """The lease, or None when a live process holds it."""
         with writing(path.parent):
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
         for _ in range(20):  # only loops when a holder unlinked the file under us
             with writing(path):
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 import msgspec
 
 from .atomic import file_lock, write_atomic
+from .home_modes import FILE_MODE, GIT_UMASK, make_private_dirs
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 GIT_TIMEOUT = 120.0
@@ -153,6 +154,10 @@ class CheckpointStore:
             done = subprocess.run(
                 command, input=input, capture_output=True, env=env, cwd=self.root if work_tree else self.dir,
                 timeout=GIT_TIMEOUT, check=False,
+                # The store holds copies of the workspace's files (`.env` too): git makes its
+                # objects, packs, refs and index owner-only (0400/0600/0700). No command here
+                # writes the work tree, so the user's files never get this umask.
+                umask=GIT_UMASK,
             )
         except FileNotFoundError:
             raise StoreError("git is not installed; checkpoints need it") from None
@@ -170,7 +175,7 @@ class CheckpointStore:
     def _ensure(self) -> None:
         if (self.git_dir / "HEAD").exists():
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.dir)
         self.git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
 
     # -- recording -------------------------------------------------------------------------------
@@ -255,7 +260,10 @@ class CheckpointStore:
         # again, and its tree is checked against the index), and an fsync per checkpoint costs
         # more than the checkpoint on a busy disk.
         tmp = self._cache_file.with_name(f".stat-cache.{os.getpid()}.tmp")
-        tmp.write_bytes(_cache_encoder.encode(cache))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(fd, FILE_MODE)  # a temp file an earlier version left 0644 keeps its mode through O_TRUNC
+            f.write(_cache_encoder.encode(cache))
         os.replace(tmp, self._cache_file)
 
     def _load_cache(self) -> _StatCache:
@@ -364,7 +372,7 @@ class _StoreLock:
     def __enter__(self) -> CheckpointStore:
         self.store._thread_lock.acquire()
         try:
-            self.store.dir.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.store.dir)
             self._held = file_lock(self.store._lock_file)
             self._held.__enter__()  # type: ignore[attr-defined]
         except BaseException:
@@ -412,7 +420,8 @@ def restore_file(root: Path, rel: str, data: bytes | None, mode: str = "100644")
         except FileNotFoundError:
             pass
         return
-    write_atomic(target, data, mode=0o777 & ~_UMASK if mode == "100755" else 0o666 & ~_UMASK)
+    # The user's workspace, not the state home: the modes and directories the user's umask gives.
+    write_atomic(target, data, mode=0o777 & ~_UMASK if mode == "100755" else 0o666 & ~_UMASK, private=False)
 
 
 def _read_umask() -> int:

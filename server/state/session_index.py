@@ -66,7 +66,8 @@ from .session_record import (
     record_decoder,
     record_problem,
 )
-from .sqlite_wait import retry_busy, set_up
+from .home_modes import make_private_dirs
+from .sqlite_wait import private_database, retry_busy, set_up
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -348,7 +349,8 @@ class SessionIndex:
     def _open(self) -> sqlite3.Connection:
         with_old = any(os.path.exists(self.dir / name) for name in _OLD_FILES) and not self.exists()
         with writing(self.dir):
-            self.dir.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.dir)
+            private_database(self.path)  # owner-only before SQLite makes it 0644 (state/home_modes.py)
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:

@@ -27,7 +27,8 @@ from typing import Any, Literal
 import msgspec
 
 from .atomic import CorruptFile, StateError, copy_aside_corrupt, warn_corrupt_once
-from .sqlite_wait import retry_busy, set_up
+from .home_modes import make_private_dirs
+from .sqlite_wait import private_database, retry_busy, set_up
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -186,7 +187,8 @@ class ShortTermMemoryStore:
             self._broken = None
         if self._conn is not None:
             return self._conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.path.parent)
+        private_database(self.path)  # owner-only before SQLite makes it 0644 (state/home_modes.py)
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:

@@ -17,7 +17,10 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
+
+from .home_modes import private_file, tighten_existing
 
 T = TypeVar("T")
 
@@ -83,3 +86,12 @@ def set_up(conn: sqlite3.Connection, schema: str, version: int,
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def private_database(path: Path) -> None:
+    """Make the database file exist 0600 before `sqlite3.connect` creates it: SQLite makes a new
+    database 0644 and each -wal, -shm and -journal with the database file's mode, so all of them
+    are owner-only from the start. Companions an earlier version left 0644 are tightened too."""
+    private_file(path)
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten_existing(path.with_name(path.name + suffix))
