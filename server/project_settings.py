@@ -26,7 +26,7 @@ PROJECT_FILES = (SETTINGS_FILE, MCP_FILE)
 
 # Apply at once from a project file: they change how the agent works, not what it may reach.
 SAFE_KEYS = frozenset({
-    "model", "wireApi", "supportsTools", "agent", "compactThreshold", "maxSteps", "memory.enabled",
+    "model", "wireApi", "supportsTools", "agent", "memory.enabled",
     "shortTermMemory.enabled", "shortTermMemory.refreshCadence", "shortTermMemory.renderMode",
     "shortTermMemory.depth", "shortTermMemory.nudgeDepth",
 })
@@ -42,8 +42,14 @@ DEFAULTS: dict[str, Any] = {
     "approvals": "ask", "sandbox": "workspace-write",
     "shortTermMemory.crossWorkspace": False, "shortTermMemory.privacyBypass": False,
 }
+# Numbers a project may lower but not raise before trust: each turn's provider requests
+# (`maxSteps`, each one billed) and the tokens sent before pruning (`compactThreshold`). Unbounded,
+# an untrusted repository could make one prompt run thousands of paid requests of a full context.
+# A value at or below the user's own (or this default: config.Settings's, checked by a test) applies;
+# a higher one, or one that is not an integer, waits for trust, and the user's value stays.
+CAPPED: dict[str, int] = {"maxSteps": 50, "compactThreshold": 120_000}
 # Every known key that can wait for trust (VS Code's restrictedConfigurations name these).
-WAITING_KEYS = ("baseUrl", "mcpServers", *STRICTER)
+WAITING_KEYS = ("baseUrl", "mcpServers", *STRICTER, *CAPPED)
 
 MAX_FILE_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 SHOWN_KEYS = 12  # a question or notice names at most this many keys, then "and N more"
@@ -111,6 +117,15 @@ def _rank(key: str, value: Any) -> int | None:
     return None
 
 
+def _within_cap(value: Any, user: Any, default: int) -> bool:
+    """A project's number no higher than the user's own (or the default when the user set none)."""
+    def integer(x: Any) -> bool:
+        return type(x) is int  # not bool: True is 1 in Python, and a project's `true` is no count
+
+    cap = user if integer(user) else default
+    return integer(value) and value <= cap
+
+
 @dataclass
 class ProjectView:
     """What one project file sets, split by the trust it needs."""
@@ -124,8 +139,8 @@ class ProjectView:
 def project_view(raw: Any, user: Any = None) -> ProjectView:
     """The one decision of what a project file may set without trust (docs/protocol.md).
 
-    `user` is the user's own settings object: a key a project may only tighten is compared with
-    the user's value (or its default). Safe keys and tightenings go in `safe`; everything else
+    `user` is the user's own settings object: a key a project may only tighten, and a CAPPED
+    number, is compared with the user's value (or its default). Safe keys and tightenings go in `safe`; everything else
     (`baseUrl`, a looser value, a value that is not one of the known ones, a key not listed)
     goes in `waiting` and is named in `held`; MCP servers in any spelling go in `servers`.
     """
@@ -137,7 +152,11 @@ def project_view(raw: Any, user: Any = None) -> ProjectView:
         if key in SAFE_KEYS:
             safe[key] = value
             continue
-        if key in STRICTER:
+        if key in CAPPED:
+            if _within_cap(value, user_flat.get(key), CAPPED[key]):
+                safe[key] = value
+                continue
+        elif key in STRICTER:
             rank = _rank(key, value)
             base = _rank(key, user_flat.get(key, DEFAULTS[key]))
             if rank is not None and rank <= (base if base is not None else 0):

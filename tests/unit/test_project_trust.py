@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from shiro_neko.config import Settings, merge_settings
-from shiro_neko.project_settings import SAFE_KEYS, STRICTER, WAITING_KEYS, describe, leaves, project_view
+from shiro_neko.project_settings import CAPPED, SAFE_KEYS, STRICTER, WAITING_KEYS, describe, leaves, project_view
 from shiro_neko.state.paths import workspace_key
 from shiro_neko.state.trust import TrustStore
 from shiro_neko.user_settings import ENV_VAR, load_user_settings
@@ -74,8 +74,8 @@ def test_safe_keys_apply_and_unknown_keys_wait() -> None:
 
 def test_the_lists_cover_protocol_keys() -> None:
     known = set(leaves(msgspec.to_builtins(Settings(model="m", baseUrl="u")))[0])
-    assert known - SAFE_KEYS - set(STRICTER) == {"baseUrl"}  # mcpServers and workspaceMcpServers are objects
-    assert set(WAITING_KEYS) == {"baseUrl", "mcpServers", *STRICTER}
+    assert known - SAFE_KEYS - set(STRICTER) - set(CAPPED) == {"baseUrl"}  # mcpServers and workspaceMcpServers are objects
+    assert set(WAITING_KEYS) == {"baseUrl", "mcpServers", *STRICTER, *CAPPED}
 
 
 def test_describe_caps_and_cleans() -> None:
