@@ -76,7 +76,7 @@ async def test_rejected_call_fails_and_always_allow_stops_asking(acp):
     acp.fake.script(
         Reply(calls=[Call("write_file", {"path": "a.txt", "content": "a"}, "call_w1")]),
         Reply(calls=[Call("write_file", {"path": "b.txt", "content": "b"}, "call_w2")]),
-        Reply(calls=[Call("write_file", {"path": "c.txt", "content": "c"}, "call_w3")]),
+        Reply(calls=[Call("write_file", {"path": "b.txt", "content": "c"}, "call_w3")]),
         Reply(text="done"),
     )
     session_id = await acp.new_session()
@@ -84,8 +84,8 @@ async def test_rejected_call_fails_and_always_allow_stops_asking(acp):
     updates = {u.tool_call_id: u for u in acp.client.of_kind("tool_call_update") if u.status != "in_progress"}
     assert updates["call_w1"].status == "failed" and "denied" in updates["call_w1"].raw_output
     assert updates["call_w2"].status == "completed" and updates["call_w3"].status == "completed"
-    assert len(acp.client.permissions) == 2  # the third write was always allowed
-    assert not (acp.root / "a.txt").exists() and (acp.root / "c.txt").read_text() == "c"
+    assert len(acp.client.permissions) == 2  # the third write (the same file) was always allowed
+    assert not (acp.root / "a.txt").exists() and (acp.root / "b.txt").read_text() == "c"
 
 
 async def test_session_mode_auto_runs_without_asking(acp):

@@ -75,11 +75,11 @@ async def test_command_has_no_preview_and_always_sticks(tmp_path, fake, workspac
     h = await _client(tmp_path, fake, workspace, [{"decision": "always"}])
     try:
         fake.script(Reply(calls=[Call("run_command", {"command": "echo one"})]),
-                    Reply(calls=[Call("run_command", {"command": "echo two"})]), Reply(text="done"))
+                    Reply(calls=[Call("run_command", {"command": "echo one"})]), Reply(text="done"))
         result = await h.chat("run")
-        assert len(h.approvals) == 1 and "preview" not in h.approvals[0]
+        assert len(h.approvals) == 1 and "preview" not in h.approvals[0]  # "always": the same command again
         outputs = [e["output"] for e in h.of_turn(result["turnId"]) if e["type"] == "tool_result"]
-        assert "one" in outputs[0] and "two" in outputs[1]
+        assert "one" in outputs[0] and "one" in outputs[1]
     finally:
         await stop(h)
 
