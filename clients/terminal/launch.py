@@ -1,5 +1,5 @@
 """How `shiro` reaches a language server: a warm one over the user's socket when one is up
-(server/warm.py, docs/performance.md), else `sys.executable -m shiro_neko` over stdio.
+(server/warm.py, docs/performance.md), else `python -P -m shiro_neko` over stdio (process.safe_python).
 
 Either way the result is a `ServerLink`: the server's stdin/stdout/stderr as asyncio streams and
 a handle on the process, so the rest of the client never knows which it got.
@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from .process import safe_python
 
 if TYPE_CHECKING:
     import subprocess
@@ -56,7 +58,7 @@ async def spawn(cwd: Path, env: dict[str, str]) -> ServerLink:
     # Its own session: a Ctrl-C at the terminal is the client's to handle (abort), not the server's.
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "shiro_neko", cwd=str(cwd), env=env, start_new_session=True,
+            *safe_python("shiro_neko"), cwd=str(cwd), env=env, start_new_session=True,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
     except OSError as exc:

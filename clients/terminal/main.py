@@ -152,7 +152,9 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["acp"]:
         # The ACP front end runs in place of this process (same pid and pipes); the terminal
         # client stays free of the server's internals.
-        os.execv(sys.executable, [sys.executable, "-m", "shiro_neko.acp", *argv[1:]])
+        from .process import safe_python  # -P: the editor starts us in the project folder (process.py)
+
+        os.execv(sys.executable, [*safe_python("shiro_neko.acp"), *argv[1:]])
     args = parse_args(argv)
     cwd = Path.cwd().resolve()
     try:

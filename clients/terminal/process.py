@@ -12,6 +12,18 @@ if TYPE_CHECKING:
     import subprocess
 
 
+def safe_python(module: str) -> list[str]:
+    """`python -P -m module`: the argv of every Python process the client starts.
+
+    A plain `python -m` puts its working directory first on sys.path, and the server runs in the
+    workspace: a repository shipping `json.py` or `msgspec.py` would have it imported, unasked, on
+    every start (issue 35). `-P` (Python 3.11+, pyproject's floor) leaves the directory out and
+    nothing else; `-I` would also drop the user's PYTHONPATH and user site, which an install may
+    rely on. Not PYTHONSAFEPATH in the environment: the server hands its environment on to the
+    commands the agent runs, where the user's own `python -m pytest` needs its directory."""
+    return [sys.executable, "-P", "-m", module]
+
+
 def server_env(prompt_coming: bool) -> dict[str, str]:
     """The server's environment: ours, plus whether a turn follows (then the server imports the
     SDK while it starts; read by server/__main__.py)."""
@@ -30,7 +42,7 @@ def spawn_early(cwd: Path, env: dict[str, str]) -> "subprocess.Popen[bytes] | No
     try:
         # Its own session: a Ctrl-C at the terminal is the client's to handle (abort), not the server's.
         return subprocess.Popen(
-            [sys.executable, "-m", "shiro_neko"], cwd=str(cwd), env=env, start_new_session=True, bufsize=0,
+            safe_python("shiro_neko"), cwd=str(cwd), env=env, start_new_session=True, bufsize=0,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
     except OSError:

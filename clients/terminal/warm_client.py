@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from .. import warm_socket
+from .process import safe_python
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the early path milliseconds (mypy knows the name)
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ def start_warm_later(env: dict[str, str]) -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "shiro_neko.warm"], cwd="/", env=env, start_new_session=True,
+            safe_python("shiro_neko.warm"), cwd="/", env=env, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
         )
     except OSError:
