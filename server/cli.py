@@ -22,6 +22,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     parser.add_argument(
+        "--token-file", metavar="PATH",
+        help="TCP: the token a client must send (initializationOptions.authToken) is read from PATH, or written "
+             "there (0600) when it does not exist; default: a new token per start in a private runtime "
+             "directory (its path is printed); $SHIRO_LSP_TOKEN gives the token itself",
+    )
+    parser.add_argument(
         "--log-level",
         default=os.environ.get("SHIRO_LOG", "WARNING"),
         help="stderr log level (default $SHIRO_LOG, else WARNING)",
@@ -53,14 +59,26 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
 
     # The front (server/lsp_front.py) is for a spawned stdio server: a warm server's fork has pygls
     # imported already. SHIRO_LSP_FRONT=0 turns it off (bench/editor_start.py's A/B in one run).
+    secret = None
+    if args.tcp:  # before the imports: a token that cannot be made or trusted fails at once
+        from .tcp_secret import TokenError, load
+
+        try:
+            secret = load(args.token_file, args.port, os.environ)
+        except TokenError as exc:
+            print(f"shiro-lsp: {exc}", file=sys.stderr)
+            sys.exit(2)
     if prebuilt is not None or args.tcp or os.environ.get("SHIRO_LSP_FRONT") == "0":
         with paused():  # no full GC passes over the import-time objects (import_gc.py)
             from .lsp import create_server  # after argument parsing: --help and --version stay instant
 
             mark("server-imported")
             server = prebuilt if prebuilt is not None else create_server()
-        if args.tcp:
-            server.start_tcp(args.host, args.port)
+        if secret is not None:
+            try:
+                server.serve_tcp(args.host, args.port, secret)  # only the token's holder is served (lsp/tcp_guard.py)
+            finally:
+                secret.forget()
         else:
             server.serve_stdio()
     else:

@@ -7,7 +7,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -20,6 +20,9 @@ from .bridge import LspSink, LspToolHost
 from .open_documents import cap_documents
 from .pygls_overrides import ShiroProtocol, serve_io
 from ..trace import mark
+
+if TYPE_CHECKING:
+    from ..tcp_secret import Secret
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +62,24 @@ class ShiroServer(LanguageServer):
             protocol.front_answered = (handover.answered_id, handover.answered) if handover.answered else None
             stdin = Replay(handover.replay, sys.stdin.buffer)
         serve_io(self, self.sink.use_writer, stdin)
+
+    def serve_tcp(self, host: str, port: int, secret: "Secret") -> None:
+        """LSP over TCP for the one client that sends `secret` in its
+        `initialize`; anyone else is closed before anything is handled (tcp_guard.py)."""
+        from .tcp_guard import TOKEN_OPTION, serve_tcp, stderr_line
+
+        def announce(addresses: str) -> None:
+            where = f"the file {secret.path}" if secret.path is not None else "$SHIRO_LSP_TOKEN"
+            stderr_line(f"listening on {addresses}; a client's first message must be `initialize` with "
+                        f"initializationOptions.{TOKEN_OPTION} = the token in {where} (docs/protocol.md, \"TCP\")")
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                stderr_line(f"warning: {host} is not loopback: the token and every message cross the network unencrypted")
+
+        serve_tcp(self, host, port, secret.token, self.sink.use_writer, announce)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls's serves anyone who connects and hands each new connection the writer: never used."""
+        raise RuntimeError("use serve_tcp: pygls's start_tcp has no authentication (lsp/tcp_guard.py)")
 
     def after_exit(self) -> None:
         """The pipe closed without `shutdown`: flush anyway and say so on our own log (stderr)."""

@@ -34,7 +34,8 @@ def _read(sock: socket.socket) -> dict:
 
 def test_tcp_initialize(tmp_path):
     port = _free_port()
-    env = {**os.environ, "SHIRO_NEKO_HOME": str(tmp_path)}
+    token = "a-token-for-this-test-only"  # every TCP client presents the start's token (tests/lsp/test_tcp_guard.py)
+    env = {**os.environ, "SHIRO_NEKO_HOME": str(tmp_path), "SHIRO_LSP_TOKEN": token}
     proc = subprocess.Popen([sys.executable, "-m", "shiro_neko", "--tcp", "--host", "127.0.0.1", "--port", str(port)], env=env)
     try:
         # Until it listens: a loaded machine may take many seconds to import and start the server.
@@ -48,7 +49,7 @@ def test_tcp_initialize(tmp_path):
                 assert time.monotonic() < deadline, "the server never listened"
                 time.sleep(0.1)
         with sock:
-            _send(sock, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+            _send(sock, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}, "initializationOptions": {"authToken": token}}})
             reply = _read(sock)
             while "id" not in reply:
                 reply = _read(sock)
