@@ -220,11 +220,9 @@ class CheckpointStore:
                     to_hash.append((rel, _Cached(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode, "")))
         finally:
             os.close(root_fd)
-        if to_hash:
-            out = self.git("hash-object", "-w", "--no-filters", "--stdin-paths",
-                           input=b"".join(os.fsencode(rel) + b"\n" for rel, _ in to_hash)).split()
-            for (rel, fresh), sha in zip(to_hash, out):
-                fresh.sha = sha.decode()
+        for (rel, fresh), sha in zip(to_hash, self._hash_files(to_hash)):
+            if sha:
+                fresh.sha = sha
                 entries[rel] = fresh
         unchanged = bool(cache.tree) and entries == cache.entries
         tree = cache.tree if unchanged else self._write_tree(cache, entries)
@@ -239,6 +237,26 @@ class CheckpointStore:
         if not unchanged:
             self._write_cache(_StatCache(tree, entries, self._index_stamp()))
         return Snapshot(commit, tree, sorted(too_large))
+
+    def _hash_files(self, to_hash: list[tuple[str, "_Cached"]]) -> list[str]:
+        """The blob id of each file ("" for one gone meanwhile), written to the store. Another
+        process may rename or delete a listed file between the walk and git's read (a second
+        server's atomic write leaves `.name.XXXX.tmp` for an instant: two editor windows on one
+        workspace): git then fails on that path, so the files still there are hashed again."""
+        if not to_hash:
+            return []
+        rels = [rel for rel, _ in to_hash]
+        for _ in range(3):
+            present = [rel for rel in rels if os.path.lexists(os.path.join(self.root, rel))]
+            try:
+                out = self.git("hash-object", "-w", "--no-filters", "--stdin-paths",
+                               input=b"".join(os.fsencode(rel) + b"\n" for rel in present)).split()
+            except StoreError:
+                rels = present
+                continue
+            shas = dict(zip(present, (sha.decode() for sha in out)))
+            return [shas.get(rel, "") for rel, _ in to_hash]
+        raise StoreError("git hash-object failed three times: files keep changing under the workspace")
 
     def _head(self, ref: str) -> tuple[str, str]:
         """The ref's commit and its tree, or ("", "") for a new ref (one git call)."""

@@ -151,3 +151,25 @@ def test_ignored_files_git_and_large_files_are_not_recorded(tmp_path):
     assert sorted(store.files(snap.commit)) == [".gitignore", "src.py"]
     assert snap.too_large == ["big.bin"]
     assert os.path.isdir(tmp_path / "home" / "checkpoints" / "k" / "git")
+
+
+def test_a_file_gone_between_the_walk_and_git_is_left_out_not_a_failed_checkpoint(tmp_path):
+    """Two servers on one workspace: the other's atomic write renames its `.name.XXXX.tmp` after
+    this snapshot listed it and before git read it. Before: `git hash-object failed: could not
+    open '.b0.txt.<rand>.tmp'` and no checkpoint."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "kept.py").write_text("x = 1\n")
+    (root / ".b0.txt.abc123.tmp").write_text("half written\n")
+    store = CheckpointStore(tmp_path / "home", "k", root)
+    real_git = store.git
+
+    def git_after_the_rename(*args: str, **kwargs: object) -> bytes:
+        if args[0] == "hash-object" and (root / ".b0.txt.abc123.tmp").exists():
+            (root / ".b0.txt.abc123.tmp").rename(root / "b0.txt")  # the other server's rename
+        return real_git(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.git = git_after_the_rename  # type: ignore[method-assign]
+    with store.locked():
+        snap = store.snapshot("refs/sessions/s", "one")
+    assert sorted(store.files(snap.commit)) == ["kept.py"]
