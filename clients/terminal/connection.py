@@ -195,7 +195,9 @@ class Connection:
             text = line.decode("utf-8", "replace").rstrip("\n")
             self.stderr_tail.append(text)
             if os.environ.get("SHIRO_CLIENT_DEBUG"):
-                print(f"[shiro-lsp] {text}", file=sys.stderr)
+                from .safe_text import visible  # noqa: PLC0415 - debugging only
+
+                print(visible(f"[shiro-lsp] {text}"), file=sys.stderr)
 
     def _why(self, what: str, exc: BaseException | None = None) -> str:
         tail = "\n".join(list(self.stderr_tail)[-10:])

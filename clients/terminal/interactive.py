@@ -34,6 +34,9 @@ from .connection import CommandError, Connection, ServerGone
 from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
+from .approval_text import approval_lines, question
+from .safe_text import visible
+from .typed_ahead import AnswerGate, drop_typed_ahead
 
 STYLE = Style.from_dict({
     "dim": "fg:ansibrightblack", "red": "fg:ansired", "yellow": "fg:ansiyellow", "green": "fg:ansigreen",
@@ -125,7 +128,7 @@ class ShiroCompleter(Completer):
             key=lambda p: (not p.lower().startswith(typed), not p.rsplit("/", 1)[-1].lower().startswith(typed), len(p), p),
         )
         for path in ranked[:50]:
-            yield Completion("@" + path, start_position=-len(typed) - 1, display=path)
+            yield Completion("@" + path, start_position=-len(typed) - 1, display=visible(path))  # a file's name is the repository's
 
 
 def attach_files(text: str, root: Path) -> tuple[list[str], list[str]]:
@@ -161,7 +164,11 @@ class Interactive:
         self.blocks = MarkdownBlocks()
         self.tools = render.ToolNames()
         self.chats = 0  # shiro.chat requests not answered yet
+        # Open questions, oldest first: (the request's text, or TRUST_TOOL; its answer). Only the
+        # first is shown and answered; the next is shown when it is answered.
         self.approvals: deque[tuple[str, asyncio.Future[str | None]]] = deque()
+        self.messages: dict[asyncio.Future[str | None], str] = {}
+        self.gate = AnswerGate()
         self.last_ctrl_c = -1e9
         self.leaving = False
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -175,11 +182,12 @@ class Interactive:
 
     # -- output ---------------------------------------------------------------------------
     def say(self, *lines: render.Line) -> None:
+        """Lines above the prompt; every fragment's text made visible (safe_text.py), styled after."""
         fragments: list[tuple[str, str]] = []
         for i, line in enumerate(lines):
             if i:
                 fragments.append(("", "\n"))
-            fragments.extend((f"class:{style}" if style else "", text) for style, text in line)
+            fragments.extend((f"class:{style}" if style else "", visible(text)) for style, text in line)
         print_formatted_text(FormattedText(fragments), style=STYLE)
 
     def redraw(self) -> None:
@@ -241,10 +249,34 @@ class Interactive:
             return None  # "not now" before the server started: the same answer, not a second question
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._flush_text()
-        self.say([("yellow", f"? {message}")])
         self.approvals.append((wire.TRUST_TOOL if trusting else message, future))
+        self.messages[future] = message
+        if len(self.approvals) == 1:
+            self._show_question()
+        try:
+            return await future
+        finally:
+            self.messages.pop(future, None)
+
+    def _show_question(self) -> None:
+        """The first open question's request, in full, right above the prompt that asks it (the
+        question is the prompt: it always comes after). Keys typed ahead and not read yet are
+        dropped first: they were typed for the next prompt (typed_ahead.py)."""
+        if not self.approvals:
+            return
+        kind, future = self.approvals[0]
+        drop_typed_ahead(self._stdin_fd())
+        self.say(*approval_lines(self.messages.get(future, kind), numbered=kind != wire.TRUST_TOOL))
         self.redraw()
-        return await future
+
+    @staticmethod
+    def _stdin_fd() -> int:
+        import sys  # noqa: PLC0415
+
+        try:
+            return sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else -1
+        except (OSError, ValueError):
+            return -1
 
     @property
     def trust_open(self) -> bool:
@@ -256,6 +288,10 @@ class Interactive:
         kind, future = self.approvals.popleft()
         if not future.done():
             future.set_result(title)
+        self._said_answer(kind, title)
+        self._show_question()  # the next one, if any
+
+    def _said_answer(self, kind: str, title: str | None) -> None:
         if kind == wire.TRUST_TOOL:
             said = {wire.TRUST: "  trusted", wire.DONT_TRUST: "  not trusted until these files change"}.get(title or "", f"  not now: {trust_flow.TRUST_HINT}")
         else:
@@ -267,11 +303,14 @@ class Interactive:
         """Unanswered questions end as a deny. A turn's end (or an abort) ends its tool approvals
         only: the trust question belongs to the folder, not to a turn, and stays open."""
         kept = deque(item for item in self.approvals if keep_trust and item[0] == wire.TRUST_TOOL)
+        shown = self.approvals[0][1] if self.approvals else None
         while self.approvals:
             kind, future = self.approvals.popleft()
             if not future.done() and not (keep_trust and kind == wire.TRUST_TOOL):
                 future.set_result(None)
         self.approvals = kept
+        if kept and kept[0][1] is not shown:
+            self._show_question()  # a trust question that waited behind the dropped ones
 
     # -- prompt pieces --------------------------------------------------------------------
     def message(self) -> StyleAndTextTuples:
@@ -279,14 +318,16 @@ class Interactive:
         app = get_app_or_none()
         if (self.blocks.lines or self.stream.partial) and not (app is not None and app.is_done):  # not frozen into scrollback
             for line in [*self.blocks.lines, self.stream.partial] if self.stream.partial else self.blocks.lines:
-                fragments += [("", line), ("", "\n")]
+                fragments += [("", visible(line)), ("", "\n")]  # the model's unfinished text
         # The task panel sits above the input (the seed), the status line below it.
         for row in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
-            fragments += [(f"class:{s}" if s else "", t) for s, t in row] + [("", "\n")]
+            fragments += [(f"class:{s}" if s else "", visible(t)) for s, t in row] + [("", "\n")]
         if self.trust_open:
             return fragments + [("class:yellow", f"{trust_flow.QUESTION_KEYS} › ")]
         if self.approvals:
-            return fragments + [("class:yellow", "[a]llow / al[w]ays / [d]eny › ")]
+            kind, future = self.approvals[0]
+            keys = question("[a]llow / al[w]ays / [d]eny", self.messages.get(future, kind))
+            return fragments + [("class:yellow", f"{keys} › ")]
         return fragments + [("class:prompt-mark", "› ")]
 
     def toolbar(self) -> StyleAndTextTuples:
@@ -298,7 +339,7 @@ class Interactive:
         if badge is not None:
             fragments.append((f"class:{badge[0]}", badge[1]))
         if status is not None:
-            fragments.append(("class:dim", f"  {status.model}  {render.cost_text(status)}"))
+            fragments.append(("class:dim", visible(f"  {status.model}  {render.cost_text(status)}")))
         if self.busy:
             fragments.append(("class:cyan", "  ● working"))
         queued = status.queued if status is not None else 0
@@ -315,10 +356,10 @@ class Interactive:
         trusting = Condition(lambda: self.trust_open)
         asking = Condition(lambda: bool(self.approvals)) & ~trusting
         for key, title in (("a", "Allow"), ("y", "Allow"), ("w", "Always allow"), ("d", "Deny"), ("n", "Deny")):
-            kb.add(key, filter=asking)(lambda event, title=title: self.answer(title))
+            kb.add(key, filter=asking)(lambda event, title=title: self.answer_key(event, title))
         # The trust question: Trust / Never (until the files change) / Not now (nothing remembered).
         for key, choice in (("y", wire.TRUST), ("t", wire.TRUST), ("n", wire.DONT_TRUST), ("enter", None)):
-            kb.add(key, filter=trusting)(lambda event, choice=choice: self.answer(choice))
+            kb.add(key, filter=trusting)(lambda event, choice=choice: self.answer_key(event, choice))
 
         @kb.add("enter", filter=asking)
         def _(event: Any) -> None:
@@ -358,6 +399,16 @@ class Interactive:
                 self.leave(event.app)
 
         return kb
+
+    def answer_key(self, event: Any, title: str | None) -> None:
+        """An answer key: it answers only after a pause in typing; in full flow (the question
+        appeared mid-sentence) it is typed into the input, as meant (typed_ahead.py)."""
+        # The trust question is left out: it comes at a turn's start, right after the prompt is
+        # sent, not mid-stream (its unread keys are still dropped when it opens).
+        if self.trust_open or self.gate.answers():
+            self.answer(title)
+        elif event.data.isprintable():
+            event.current_buffer.insert_text(event.data)
 
     def leave(self, app: Any) -> None:
         self.leaving = True
@@ -572,6 +623,8 @@ class Interactive:
             style=STYLE, enable_history_search=False, reserve_space_for_menu=6,
         )
         self.prompt_session = session
+        # Every change to the input is a keystroke the gate counts (typing in full flow).
+        session.default_buffer.on_text_changed += lambda _: self.gate.typed()
         with keys_kept_during_output(), patch_stdout(raw=True):
             while not self.leaving:
                 try:

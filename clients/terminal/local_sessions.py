@@ -59,7 +59,10 @@ def run_sessions(args: argparse.Namespace, cwd: Path) -> int:
         err(f"shiro: {exc}")
         return 1
     if args.json:
-        print(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False))
+        from .safe_text import json_visible
+
+        # The same JSON value, with no character a terminal acts on (a title is untrusted text).
+        print(json_visible(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False)))
     else:
         color = sys.stdout.isatty()
         for line in render.sessions_lines(rows):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import io
 import re
 
+from .safe_text import visible
+
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TRAILING = re.compile(r" +$", re.MULTILINE)
 
@@ -55,11 +57,12 @@ class MarkdownBlocks:
 
 
 def to_ansi(block: str, width: int) -> str:
-    """One markdown block as ANSI text `width` columns wide (trailing padding removed)."""
+    """One markdown block as ANSI text `width` columns wide (trailing padding removed). The block
+    is the model's: made visible first (rich passes escape sequences through), styled after."""
     from rich.console import Console  # noqa: PLC0415 - only when rendering for a terminal
     from rich.markdown import Markdown  # noqa: PLC0415
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, color_system="256", width=max(20, width), legacy_windows=False)
-    console.print(Markdown(block, code_theme="monokai", hyperlinks=False))
+    console.print(Markdown(visible(block), code_theme="monokai", hyperlinks=False))
     return _TRAILING.sub("", out.getvalue()).rstrip("\n")

@@ -17,7 +17,9 @@ from typing import Any, TextIO
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from . import render
+from .approval_text import approval_lines, question
 from .connection import CommandError, Connection, ServerGone
+from .typed_ahead import drop_typed_ahead
 from .. import protocol as wire
 
 EXIT_OK, EXIT_ERROR, EXIT_ABORTED = 0, 1, 130
@@ -59,6 +61,7 @@ class OneShot:
         self.blocks = MarkdownBlocks()  # stdout a terminal: the answer as markdown, a block at a time
         self.tools = render.ToolNames()
         self.interrupted = False
+        self.asking = asyncio.Lock()  # one question on the terminal at a time, its request right above it
         conn.listeners.event = self.on_event
         conn.listeners.message = lambda kind, message: self._note([("yellow" if kind <= 2 else "dim", message)])
         conn.listeners.approve = self.approve
@@ -100,9 +103,16 @@ class OneShot:
             if hint:
                 self._note([("yellow", f"shiro: {hint}")])
             return "Deny"
-        self._end_text()
-        self._note([("yellow", f"? {message}")])
-        answer = await _in_daemon_thread(_ask_tty, "[a]llow / al[w]ays / [d]eny: ")
+        async with self.asking:
+            self._end_text()
+            # The request and its question go to the terminal that answers (stderr may be a log
+            # file: the question must never be asked without what it is about); a log gets a copy.
+            shown = "".join(render.to_ansi(line, True) + "\n" for line in approval_lines(message))
+            if not self.err.isatty():
+                for line in approval_lines(message):
+                    self._note(line)
+            ask = render.to_ansi([("yellow", question("[a]llow / al[w]ays / [d]eny", message) + ": ")], True)
+            answer = await _in_daemon_thread(_ask_tty, shown + ask)
         return {"a": "Allow", "y": "Allow", "w": "Always allow"}.get(answer[:1].lower(), "Deny")
 
     async def run(self, prompt: str) -> int:
@@ -165,10 +175,14 @@ async def _in_daemon_thread(fn: Any, *args: Any) -> Any:
     return await future
 
 
-def _ask_tty(question: str) -> str:
+def _ask_tty(text: str) -> str:
+    """Writes `text` (the request, then the question) and reads the answer line. What was typed
+    while the answer streamed (`a` + Enter in the tty's line buffer) is dropped first: it was not
+    typed as an answer to this (typed_ahead.py)."""
     try:
         with open("/dev/tty", "r+b", buffering=0) as tty:  # unbuffered: a tty cannot seek
-            tty.write(question.encode())
+            tty.write(text.encode())
+            drop_typed_ahead(tty.fileno())
             return tty.readline().decode("utf-8", "replace").strip()
     except OSError:
         return ""

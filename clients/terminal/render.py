@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import protocol as wire
 from ..protocol import NEVER_WRITTEN
+from .safe_text import visible
 
 Fragment = tuple[str, str]
 Line = list[Fragment]
@@ -25,12 +26,15 @@ WIDTH = 100
 
 
 def to_ansi(line: Line, color: bool) -> str:
+    """The line for a terminal or a log: every fragment's text made visible first (it may be the
+    model's, a tool's, a title: safe_text.py), then our own colours around it."""
     if not color:
-        return "".join(text for _, text in line)
+        return "".join(visible(text) for _, text in line)
     out = []
     for style, text in line:
         code = STYLES.get(style, "")
-        out.append(f"\x1b[{code}m{text}\x1b[0m" if code else text)
+        shown = visible(text)
+        out.append(f"\x1b[{code}m{shown}\x1b[0m" if code else shown)
     return "".join(out)
 
 
@@ -314,7 +318,7 @@ def shutdown_lines(log_lines: list[str]) -> list[str]:
 def goodbye_text(log_lines: list[str], fallback: str = NEVER_WRITTEN) -> str:
     """What `shiro` prints on leaving, as the seed shows it."""
     body = "\n".join(shutdown_lines(log_lines)) or fallback
-    return f"Good bye.\n{body}"
+    return visible(f"Good bye.\n{body}")  # the title in it is the session's (a prompt, a resumed record)
 
 
 def _files_text(files: list[dict[str, Any]], limit: int = 4) -> str:

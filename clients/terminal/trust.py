@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..project_settings import HeldFile, describe
+from .safe_text import visible
 from ..user_settings import UserSettings, load_user_settings
 
 YES, NEVER, NOT_NOW = "trusted", "declined", None
@@ -76,13 +77,14 @@ def held_lines(loaded: UserSettings, with_servers: bool = False) -> list[str]:
         keys = held.keys if with_servers else [k for k in held.keys if not k.startswith("mcpServers.")]
         if keys:
             why = "you chose not to trust it" if held.decision == NEVER else "this folder is not trusted"
-            out.append(f"shiro: {held.name} held back ({why}): {describe(keys)}; {TRUST_HINT}")
+            # visible(): the keys and server names are the workspace's own text (safe_text.py)
+            out.append(visible(f"shiro: {held.name} held back ({why}): {describe(keys)}; {TRUST_HINT}"))
     return out
 
 
 def question(cwd: Path, files: list[HeldFile]) -> str:
     listed = "\n".join(f"  {f.line()}" for f in files)
-    return (
+    return visible(  # the folder's name and the files' keys are the workspace's text (safe_text.py)
         f"shiro-neko: trust this folder's settings? {cwd}\n"
         f"Until you do, these are held back (they could send your API key elsewhere, run commands or loosen approvals):\n"
         f"{listed}\n{QUESTION_KEYS}: "
@@ -108,7 +110,7 @@ def ask_at_start(cwd: Path, ask: Callable[[str], str] | None = None) -> UserSett
     try:
         record(cwd, unasked, answer)
     except Exception as exc:  # a state home that cannot be written: nothing changes, said so
-        print(f"shiro: could not remember the answer ({exc}); nothing was trusted", file=sys.stderr, flush=True)
+        print(visible(f"shiro: could not remember the answer ({exc}); nothing was trusted"), file=sys.stderr, flush=True)
         not_now.update((h.name, h.sha256) for h in unasked)
         return loaded
     return load(cwd)
@@ -134,11 +136,11 @@ def run_trust(args: argparse.Namespace, cwd: Path) -> int:
     for problem in loaded.problems:
         err(f"shiro: settings file {problem}")
     if not loaded.held:
-        print(f"nothing held back in {root}: its project settings are trusted or it has none")
+        print(visible(f"nothing held back in {root}: its project settings are trusted or it has none"))
         return 0
     record(root, loaded.held, YES)
-    print(f"trusted {root}:")
+    print(visible(f"trusted {root}:"))
     for held in loaded.held:
-        print(f"  {held.line()}")
+        print(visible(f"  {held.line()}"))
     print("they apply from the next `shiro` in that folder; a changed file is asked about again")
     return 0
