@@ -31,6 +31,7 @@ import hmac
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 from typing import Any, Callable
@@ -191,6 +192,10 @@ def serve_tcp(server: Any, host: str, port: int, token: str, on_writer: Callable
         listener = await asyncio.start_server(gate.connection, host, port, limit=MAX_HEADER_LINE + 1)
         addresses = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in listener.sockets)
         announce(addresses)
+        # SIGTERM ends the session as the client's end would (its state flushed, the token file
+        # removed) instead of killing the process mid-write.
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: gate.ended.done() or gate.ended.set_result(None))
         try:
             await gate.ended
         finally:
