@@ -121,6 +121,10 @@ class _Gate:
         self.pending = 0
         self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
+    def end(self) -> None:
+        if not self.ended.done():
+            self.ended.set_result(None)
+
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         if self.served or self.pending >= MAX_PENDING:
@@ -146,8 +150,7 @@ class _Gate:
         try:
             await self._serve(reader, writer, first)
         finally:
-            if not self.ended.done():
-                self.ended.set_result(None)
+            self.end()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: dict[str, Any]) -> None:
         from . import pipe_writer
@@ -195,7 +198,7 @@ def serve_tcp(server: Any, host: str, port: int, token: str, on_writer: Callable
         # SIGTERM ends the session as the client's end would (its state flushed, the token file
         # removed) instead of killing the process mid-write.
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGTERM, lambda: gate.ended.done() or gate.ended.set_result(None))
+        loop.add_signal_handler(signal.SIGTERM, gate.end)
         try:
             await gate.ended
         finally:
