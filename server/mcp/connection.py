@@ -157,13 +157,22 @@ def resolve_command(command: str, env: dict[str, str], cwd: Path) -> str:
     return found
 
 
-def guarded(command: str, args: list[str], env: dict[str, str], cwd: Path) -> tuple[str, list[str]]:
-    """The command line that starts the server under `child_guard.py` on Linux (where the kernel
-    can signal a parent's death), so that it cannot outlive a SIGKILLed shiro server."""
+def guarded(command: str, args: list[str], env: dict[str, str], cwd: Path, max_line: int) -> tuple[str, list[str]]:
+    """The command line that starts the server under `child_guard.py` on Linux (pidfds, a child
+    subreaper): nothing it starts outlives it or a SIGKILLed shiro server, and no message of it
+    over `max_line` bytes is read whole."""
     if not sys.platform.startswith("linux"):
         return command, args
     executable = resolve_command(command, env, cwd)
-    return sys.executable, ["-I", "-S", str(GUARD), str(os.getpid()), executable, command, *args]
+    return sys.executable, ["-I", "-S", str(GUARD), str(os.getpid()), str(max_line), executable, command, *args]
+
+
+def server_env(env: dict[str, str]) -> dict[str, str]:
+    """The entry's `env` over PYTHONSAFEPATH=1: a Python server started in the workspace (`python
+    -m its_module`, `uv run -m`, a wrapper's Python) never has the workspace, its working
+    directory, first on sys.path, where a planted `its_module.py` would run instead (issue 35).
+    Any Python it starts inherits it; an entry may set it to "" to have the old path back."""
+    return {"PYTHONSAFEPATH": "1", **env}
 
 
 class McpConnection:
@@ -255,8 +264,9 @@ class McpConnection:
             cwd = self.root / spec.cwd if spec.cwd else self.root
             # The SDK passes only a safe set of variables (PATH, HOME, ...) plus `env`: our API key
             # never reaches a third-party server unless the user puts it there.
-            command, args = guarded(spec.command, list(spec.args), dict(spec.env), cwd)
-            params = StdioServerParameters(command=command, args=args, env=dict(spec.env) or None, cwd=cwd)
+            env = server_env(dict(spec.env))
+            command, args = guarded(spec.command, list(spec.args), env, cwd, spec.maxResponseBytes)
+            params = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
             self._stderr = StderrTail(self.name, self._stderr_closed)
             async with stdio_client(params, errlog=self._stderr.file) as streams:
                 yield streams

@@ -15,6 +15,10 @@ Source = Literal["settings", "project"]
 Transport = Literal["stdio", "http", "sse"]
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
+# One message from a stdio server (a line of JSON-RPC) past this is dropped unread by the guard
+# (child_guard.py): 4 MiB passes a screenshot as base64 and a large tool list; the model reads at
+# most 30,000 characters of any result anyway (output_cap.py).
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
 
 class SpecError(ValueError):
@@ -35,6 +39,7 @@ class McpServerSpec(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=Tru
     enabled: bool = True
     alwaysAllow: tuple[str, ...] = ()
     timeoutSeconds: float = DEFAULT_TIMEOUT_SECONDS
+    maxResponseBytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     @property
     def transport(self) -> Transport:
@@ -70,6 +75,7 @@ class _Entry(msgspec.Struct, forbid_unknown_fields=False):
     enabled: bool = True
     alwaysAllow: list[str] = []
     timeoutSeconds: float = DEFAULT_TIMEOUT_SECONDS
+    maxResponseBytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 def parse_spec(name: str, raw: Any, source: Source = "settings") -> McpServerSpec:
@@ -93,6 +99,8 @@ def parse_spec(name: str, raw: Any, source: Source = "settings") -> McpServerSpe
         raise SpecError(f"MCP server {name!r}: `type` {entry.type!r} does not match the entry's `command`/`url`")
     if not entry.timeoutSeconds > 0:
         raise SpecError(f"MCP server {name!r}: `timeoutSeconds` must be positive")
+    if not entry.maxResponseBytes > 0:
+        raise SpecError(f"MCP server {name!r}: `maxResponseBytes` must be positive")
     return McpServerSpec(
         name=name,
         source=source,
@@ -106,6 +114,7 @@ def parse_spec(name: str, raw: Any, source: Source = "settings") -> McpServerSpe
         enabled=entry.enabled,
         alwaysAllow=tuple(entry.alwaysAllow),
         timeoutSeconds=entry.timeoutSeconds,
+        maxResponseBytes=entry.maxResponseBytes,
     )
 
 

@@ -4,8 +4,10 @@
                            [--ignore-term] [--pidfile PATH] [--bad-schema]
 
 Tools: echo(text), crash() (the process dies mid-call), hang() (never answers), fail() (an isError
-result), picture() (an image), env(name) (one environment variable), and with --bad-schema a tool
-whose input schema is not valid JSON Schema.
+result), picture() (an image), env(name) (one environment variable), big(size) (a text answer of
+`size` bytes), helper(how, pidfile) (starts a detached `sleep` that would outlive the server: `how`
+is "setsid" or "double-fork"; its pid goes to `pidfile`), and with --bad-schema a tool whose input
+schema is not valid JSON Schema.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import base64
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -23,6 +26,16 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
+
+
+def start_helper(how: str) -> int:
+    """A `sleep` that leaves the server's session (setsid) or, on top, its parentage (a shell that
+    starts it in the background with `setsid` and exits: the double fork of a daemon)."""
+    if how == "setsid":
+        quiet = subprocess.DEVNULL
+        return subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=quiet, stdout=quiet, stderr=quiet).pid
+    script = "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!"
+    return int(subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout)
 
 
 def main() -> None:
@@ -59,6 +72,11 @@ def main() -> None:
         types.Tool(name="picture", description="Return an image", input_schema={"type": "object"}),
         types.Tool(name="env", description="One environment variable", input_schema={
             "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        types.Tool(name="big", description="A text answer of `size` bytes", input_schema={
+            "type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}),
+        types.Tool(name="helper", description="Start a detached helper", input_schema={
+            "type": "object", "properties": {"how": {"type": "string"}, "pidfile": {"type": "string"}},
+            "required": ["how", "pidfile"]}),
     ]
     if opts.bad_schema:
         tools.append(types.Tool(name="broken", description="Invalid schema", input_schema={
@@ -87,6 +105,13 @@ def main() -> None:
             ])
         if params.name == "env":
             return types.CallToolResult(content=[types.TextContent(type="text", text=os.environ.get(str(args.get("name")), "<unset>"))])
+        if params.name == "big":
+            return types.CallToolResult(content=[types.TextContent(type="text", text="x" * int(args.get("size", 0)))])
+        if params.name == "helper":
+            pid = start_helper(str(args.get("how")))
+            with open(str(args.get("pidfile")), "a") as f:
+                f.write(f"{pid}\n")
+            return types.CallToolResult(content=[types.TextContent(type="text", text=f"helper {pid}")])
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"no tool {params.name}")], is_error=True)
 
     server = Server("fault-server", on_list_tools=list_tools, on_call_tool=call_tool)
