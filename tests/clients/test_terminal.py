@@ -21,6 +21,7 @@ from typing import Any
 import pexpect
 import pytest
 
+from shiro_neko.client.typed_ahead import QUIET_S
 from tests.fake_provider import Call, FakeProvider, HttpError, Reply
 from tests.support import warm_pool
 from tests.support.lsp import server_env
@@ -466,6 +467,7 @@ def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace,
     t.type("write new.txt")
     t.expect(r"\? shiro-neko wants to write new\.txt")
     t.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny")
+    time.sleep(QUIET_S + 0.1)  # a key right after typing is typing, not an answer (typed_ahead.py)
     t.type("a", enter=False)
     t.expect("allowed")
     t.expect("Written.")
@@ -515,6 +517,7 @@ def test_interactive_rewind_lists_restores_and_hands_the_prompt_back(tmp_path, w
     t = term()
     t.type("change hello")
     t.expect(r"\[a\]llow")
+    time.sleep(QUIET_S + 0.1)  # a key right after typing is typing, not an answer (typed_ahead.py)
     t.type("a", enter=False)
     t.expect("Changed it.")
     assert (workspace / "hello.py").read_text() == "print('bye')\n"
