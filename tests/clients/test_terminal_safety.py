@@ -173,3 +173,25 @@ def test_interactive_keys_typed_in_full_flow_do_not_answer(workspace, fake, term
     t.type("\x15", enter=False)  # Ctrl-U: the typed `a`s out of the input, so Ctrl-D leaves
     t.leave()
     assert not (workspace / "typed-ahead").exists()
+
+
+def test_print_mcp_approval_shows_every_argument_in_full(workspace, env, fake):
+    """Issue 35 item 6: an MCP call's arguments were cut at 300 characters with no ellipsis; what
+    came after (here `rm -rf ~` behind a bidi override) was never shown. The server sends them
+    all; the terminal shows them all, visibly, then asks."""
+    from pathlib import Path
+
+    from tests.mcp.helpers import fault_entry
+
+    Path(env["SHIRO_NEKO_CONFIG"]).write_text(json.dumps({"mcpServers": {"tools": fault_entry()}}))
+    text = "x" * 400 + " then \u202erm -rf ~ END"
+    fake.script(Reply(calls=[Call("mcp__tools__echo", {"text": text})]), Reply(text="not called"))
+    child = spawn(["-p", "echo it"], workspace, env)
+    child.expect(r"\(the request above: [0-9,]+ characters\): ", timeout=WAIT)
+    shown = plain(child.before)
+    request = shown[shown.rindex("? "):]
+    assert "x" * 400 + " then ⟨U+202E⟩rm -rf ~ END" in request.replace("\n", "")
+    assert "\u202e" not in child.before
+    child.send("d\r")
+    child.expect(pexpect.EOF, timeout=WAIT)
+    assert "not called" in child.before
