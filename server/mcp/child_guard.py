@@ -65,7 +65,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def answer_id(head: bytes, tail: bytes) -> bytes | None:
+def answer_id(head: bytes | bytearray, tail: bytes | bytearray) -> bytes | None:
     """The request id of an oversized answer, as JSON, or None (not an answer, or no id in sight)."""
     match = _ANSWER_HEAD.match(head)
     if match is None:
@@ -105,7 +105,7 @@ def relay(src: int, dst: int, limit: int) -> None:
                 head += piece[:EDGE - len(head)]
                 tail += piece[-EDGE:]
                 del tail[:-EDGE]
-                found = None if answered else answer_id(bytes(head), b"")
+                found = None if answered else answer_id(head, b"")
                 if found is not None:  # the caller learns at once, not after the rest streams by
                     out += refusal(found, limit)
                     answered = True
@@ -114,7 +114,7 @@ def relay(src: int, dst: int, limit: int) -> None:
             if newline < 0:
                 break
             if over:
-                found = None if answered else answer_id(head, bytes(tail))
+                found = None if answered else answer_id(head, tail)
                 if found is not None:
                     out += refusal(found, limit)
                 note = f"shiro-neko: dropped a {seen:,}-byte message from the server (over {limit:,} bytes)\n"

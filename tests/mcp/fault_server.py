@@ -1,13 +1,14 @@
 """A small MCP server written with the official SDK, for the fault cases of issue 13.
 
     python fault_server.py [--crash-at-start] [--garbage] [--slow-start S] [--ignore-eof]
-                           [--ignore-term] [--pidfile PATH] [--bad-schema]
+                           [--ignore-term] [--pidfile PATH] [--bad-schema] [--helpers PATH]
 
 Tools: echo(text), crash() (the process dies mid-call), hang() (never answers), fail() (an isError
 result), picture() (an image), env(name) (one environment variable), big(size) (a text answer of
 `size` bytes), helper(how, pidfile) (starts a detached `sleep` that would outlive the server: `how`
 is "setsid" or "double-fork"; its pid goes to `pidfile`), and with --bad-schema a tool whose input
-schema is not valid JSON Schema.
+schema is not valid JSON Schema. --helpers PATH starts one helper of each kind at start (their pids
+go to PATH).
 """
 
 from __future__ import annotations
@@ -47,10 +48,15 @@ def main() -> None:
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--bad-schema", action="store_true")
     parser.add_argument("--pidfile")
+    parser.add_argument("--helpers")
     opts = parser.parse_args()
     if opts.pidfile:
         with open(opts.pidfile, "a") as f:
             f.write(f"{os.getpid()}\n")
+    if opts.helpers:
+        pids = [start_helper("setsid"), start_helper("double-fork")]
+        with open(opts.helpers, "a") as f:
+            f.write("".join(f"{pid}\n" for pid in pids))
     if opts.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     print("fault server starting", file=sys.stderr, flush=True)

@@ -68,13 +68,14 @@ async def test_approvals_ask_always_allow_and_server_always_allow(tmp_path, fake
         fake.script(
             Reply(calls=[Call("mcp__f__echo", {"text": "one"})]),
             Reply(calls=[Call("mcp__f__echo", {"text": "two"})]),
-            Reply(calls=[Call("mcp__f__echo", {"text": "three"}), Call("mcp__g__echo", {"text": "four"})]),
+            # Always allow covers the exact call (docs/mcp.md "Approvals"): the same call again.
+            Reply(calls=[Call("mcp__f__echo", {"text": "two"}), Call("mcp__g__echo", {"text": "four"})]),
             Reply(text="done"),
         )
         result = await h.chat("echo things")
         got = [(e["output"], e["isError"]) for e in tool_results(h, result["turnId"])]
         assert got[0][1] and "denied" in got[0][0]
-        assert got[1:] == [("two", False), ("three", False), ("four", False)]
+        assert got[1:] == [("two", False), ("two", False), ("four", False)]
         assert len(h.asked) == 2 and "call the MCP tool 'echo' of server 'f'" in h.asked[0]
     finally:
         await close(h)
