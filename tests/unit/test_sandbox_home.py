@@ -125,3 +125,22 @@ async def test_the_product_under_the_hidden_home_stays_reachable(host: DiskToolH
     monkeypatch.setenv("HOME", str(prefix.parent))  # the virtualenv lies in the hidden home
     _, out = await run(sandbox, host, f"{sys.executable} -c 'import shiro_neko; print(\"imported\")'")
     assert "imported" in out, out
+
+
+async def test_other_accounts_homes_are_hidden(host: DiskToolHost, home: Path) -> None:
+    """As root (the command's uid outside is 0) every home under /home was readable, and so is a
+    user's 0755 home to anyone: another account's files stay out of reach; a workspace inside one
+    is still the workspace."""
+    sandbox = _require()
+    other = Path("/home") / f"shiro-other-{uuid.uuid4().hex[:8]}"
+    try:
+        (other / "proj").mkdir(parents=True)
+        (other / ".env").write_text("OTHER-USER-SECRET")
+        (other / "proj" / "main.py").write_text("print('ws')\n")
+        _, out = await run(sandbox, host, f"cat {other}/.env; echo listed: $(ls -A {other}); echo done")
+        assert "OTHER-USER-SECRET" not in out and "listed:\n" in out and "done" in out, out
+        _, inside = await run(sandbox, DiskToolHost(other / "proj"), f"cat main.py; cat {other}/.env; echo made > made.txt")
+        assert "print('ws')" in inside and "OTHER-USER-SECRET" not in inside
+        assert (other / "proj" / "made.txt").read_text() == "made\n"
+    finally:
+        shutil.rmtree(other, ignore_errors=True)

@@ -162,8 +162,9 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
 
 
 def hidden_homes(root: str) -> list[str]:
-    """The home directories hidden whole (resolved): `$HOME`, and the account's own home from the
-    password database when it differs (as root, `/root` with `HOME` pointing elsewhere). Not `/`,
+    """The home directories hidden whole (resolved): `$HOME`, the account's own home from the
+    password database when it differs (as root, `/root` with `HOME` pointing elsewhere), and every
+    other account's under /home. Not `/`,
     and not a home inside the workspace (the workspace is the home, or holds it: hiding the home
     would hide the workspace's own files; the credential list alone applies then)."""
     homes = [os.path.expanduser("~")]
@@ -171,6 +172,9 @@ def hidden_homes(root: str) -> list[str]:
         homes.append(pwd.getpwuid(os.geteuid()).pw_dir)
     except KeyError:  # pragma: no cover - an account without a passwd entry
         pass
+    # Other accounts' homes too: as root the command's uid outside is 0 and reads them all, and a
+    # user's 0755 home is open to everyone. The workspace may lie in one: it is bound back on top.
+    homes += _other_homes()
     found: dict[str, None] = {}
     for home in homes:
         real = os.path.realpath(home) if home else ""
@@ -179,6 +183,18 @@ def hidden_homes(root: str) -> list[str]:
     # One inside the other (a `HOME` under /root): the outer one's tmpfs first, or it would cover
     # the inner one's mounts.
     return sorted(found, key=len)
+
+
+HOMES_DIR = "/home"
+
+
+def _other_homes() -> list[str]:
+    """The directories directly under /home (one scandir per command; links are not followed)."""
+    try:
+        with os.scandir(HOMES_DIR) as entries:
+            return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def readable_in_home(home: str, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
