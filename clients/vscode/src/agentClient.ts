@@ -203,7 +203,7 @@ export class AgentClient implements vscode.Disposable {
           const python = await findPython(pythonCandidates(process.platform, this.interpreter), o);
           if (!python) throw new Error('no Python 3.11 or newer (with its venv module) was found; install one and try again');
           const wheel = this.wheelDir ? bundledWheel(this.wheelDir) : undefined;
-          log(`installing ${wheel ?? 'shiro-neko from the package index'} into ${venv} with ${python}`);
+          log(`installing ${wheel ?? '(no bundled wheel: nothing to install)'} into ${venv} with ${python}`);
           return runInstall(python, venv, wheel, process.platform, o);
         },
       );
