@@ -1,8 +1,10 @@
 // One-click set-up (issue 25): when no `shiro-lsp` is found, the extension creates a virtualenv in
 // its global storage with the system Python and installs the server's wheel that the .vsix carries
 // (`dist/server/*.whl`, built by scripts/package-vsix.sh); pip takes the dependencies from the
-// user's own package index (pip's configuration, untouched). The plan is pure and unit-tested;
-// `runInstall` runs it with progress.
+// user's own package index (pip's configuration, untouched). It never installs shiro-neko itself
+// from an index by name: nobody holds that name there, so anyone could publish a package under it
+// (issue 35). A build without the wheel says how to point `shiro.server.path` at an install
+// instead. The plan is pure and unit-tested; `runInstall` runs it with progress.
 
 import { execFile } from 'child_process';
 import * as fs from 'fs';
@@ -27,7 +29,7 @@ export function venvPython(venv: string, platform: NodeJS.Platform): string {
   return platform === 'win32' ? path.win32.join(venv, 'Scripts', 'python.exe') : path.posix.join(venv, 'bin', 'python');
 }
 
-/** The wheel the .vsix carries, if any (a development build has none: pip then asks the index). */
+/** The wheel the .vsix carries, if any (a development build has none: nothing is installed then). */
 export function bundledWheel(dir: string, list: (d: string) => string[] = (d) => fs.readdirSync(d)): string | undefined {
   try {
     const wheels = list(dir).filter((f) => /^shiro_neko-.*\.whl$/.test(f)).sort();
@@ -37,7 +39,19 @@ export function bundledWheel(dir: string, list: (d: string) => string[] = (d) =>
   }
 }
 
+/** Why a build without the wheel installs nothing, and what the user does instead. */
+export const NO_WHEEL =
+  'this build of the extension carries no shiro-neko wheel, and shiro-neko is never installed from a package index by name ' +
+  '(anyone could publish a package under that name). Install shiro-neko from its source (`pipx install <path to the ' +
+  'checkout>` or `pip install <path>` in a virtualenv), then set `shiro.server.path` to its `shiro-lsp`.';
+
+/** A path to a wheel file, never a name pip would look up on an index. */
+export function isWheelPath(wheel: string): boolean {
+  return /\.whl$/.test(wheel) && (path.posix.isAbsolute(wheel) || path.win32.isAbsolute(wheel));
+}
+
 export function installSteps(python: string, venv: string, wheel: string | undefined, platform: NodeJS.Platform): InstallStep[] {
+  if (!wheel || !isWheelPath(wheel)) throw new Error(NO_WHEEL);
   const py = venvPython(venv, platform);
   return [
     // --clear: a half-made virtualenv of an earlier, failed attempt is started again from scratch.
@@ -45,7 +59,7 @@ export function installSteps(python: string, venv: string, wheel: string | undef
     {
       title: 'Installing shiro-neko and its dependencies',
       command: py,
-      args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel ?? 'shiro-neko'],
+      args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel],
     },
   ];
 }
@@ -84,8 +98,8 @@ export async function findPython(candidates: string[], o: RunOptions): Promise<s
 
 /** Creates the virtualenv and installs the server; resolves with the `shiro-lsp` it made. */
 export async function runInstall(python: string, venv: string, wheel: string | undefined, platform: NodeJS.Platform, o: RunOptions): Promise<string> {
+  const steps = installSteps(python, venv, wheel, platform); // throws NO_WHEEL before anything is made
   fs.mkdirSync(path.dirname(venv), { recursive: true });
-  const steps = installSteps(python, venv, wheel, platform);
   for (const step of steps) {
     o.progress(step.title, 100 / (steps.length + 1));
     await run(step.command, step.args, o);

@@ -120,13 +120,14 @@ test('server lookup: every place a user may have put shiro-lsp, in order; else t
   assert.deepEqual(win, { command: 'C:\\gs\\v\\Scripts\\shiro-lsp.exe', source: 'installed' });
 });
 
-test('set-up plan: a fresh virtualenv, then the bundled wheel (else the index)', () => {
+test('set-up plan: a fresh virtualenv, then the bundled wheel', () => {
   const steps = installSteps('python3', '/gs/v', '/ext/dist/server/shiro_neko-0.1.0-py3-none-any.whl', 'linux');
   assert.deepEqual(steps.map((s) => [s.command, ...s.args]), [
     ['python3', '-m', 'venv', '--clear', '/gs/v'],
     ['/gs/v/bin/python', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '/ext/dist/server/shiro_neko-0.1.0-py3-none-any.whl'],
   ]);
-  assert.equal(installSteps('py', 'C:\\v', undefined, 'win32')[1].args.at(-1), 'shiro-neko');
+  assert.equal(installSteps('py', 'C:\\v', 'C:\\ext\\dist\\server\\shiro_neko-0.1.0-py3-none-any.whl', 'win32')[1].args.at(-1),
+    'C:\\ext\\dist\\server\\shiro_neko-0.1.0-py3-none-any.whl');
   assert.equal(venvPython('C:\\v', 'win32'), 'C:\\v\\Scripts\\python.exe');
   assert.deepEqual(pythonCandidates('linux', '/sel/python'), ['/sel/python', 'python3', 'python']);
   assert.equal(bundledWheel('/d', () => ['x.txt', 'shiro_neko-0.1.0-py3-none-any.whl', 'shiro_neko-0.2.0-py3-none-any.whl']),
