@@ -23,7 +23,10 @@ export function pythonCandidates(platform: NodeJS.Platform, interpreter?: string
 }
 
 /** Run with a candidate: exits 0 when it is a Python the server runs on (3.11 or newer, with venv). */
-export const PYTHON_CHECK = ['-c', 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 11) else 3)'];
+// `-P` (3.11+, which the check asks for anyway; an older Python fails it): the extension host's
+// working directory may be a workspace, and `-c`/`-m` would put it first on the import path, so a
+// repository's `venv.py` or `pip/` would run (issue 35).
+export const PYTHON_CHECK = ['-P', '-c', 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 11) else 3)'];
 
 export function venvPython(venv: string, platform: NodeJS.Platform): string {
   return platform === 'win32' ? path.win32.join(venv, 'Scripts', 'python.exe') : path.posix.join(venv, 'bin', 'python');
@@ -55,11 +58,11 @@ export function installSteps(python: string, venv: string, wheel: string | undef
   const py = venvPython(venv, platform);
   return [
     // --clear: a half-made virtualenv of an earlier, failed attempt is started again from scratch.
-    { title: 'Creating a virtualenv', command: python, args: ['-m', 'venv', '--clear', venv] },
+    { title: 'Creating a virtualenv', command: python, args: ['-P', '-m', 'venv', '--clear', venv] },
     {
       title: 'Installing shiro-neko and its dependencies',
       command: py,
-      args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel],
+      args: ['-P', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel],
     },
   ];
 }

@@ -123,8 +123,8 @@ test('server lookup: every place a user may have put shiro-lsp, in order; else t
 test('set-up plan: a fresh virtualenv, then the bundled wheel', () => {
   const steps = installSteps('python3', '/gs/v', '/ext/dist/server/shiro_neko-0.1.0-py3-none-any.whl', 'linux');
   assert.deepEqual(steps.map((s) => [s.command, ...s.args]), [
-    ['python3', '-m', 'venv', '--clear', '/gs/v'],
-    ['/gs/v/bin/python', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '/ext/dist/server/shiro_neko-0.1.0-py3-none-any.whl'],
+    ['python3', '-P', '-m', 'venv', '--clear', '/gs/v'],
+    ['/gs/v/bin/python', '-P', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '/ext/dist/server/shiro_neko-0.1.0-py3-none-any.whl'],
   ]);
   assert.equal(installSteps('py', 'C:\\v', 'C:\\ext\\dist\\server\\shiro_neko-0.1.0-py3-none-any.whl', 'win32')[1].args.at(-1),
     'C:\\ext\\dist\\server\\shiro_neko-0.1.0-py3-none-any.whl');
