@@ -87,7 +87,7 @@ def test_session_titles_with_escapes_are_listed_visibly(workspace, env, fake):
 def _numbered_lines_before(out: str, question: str) -> list[str]:
     shown = plain(out)
     assert question in shown, shown[-3000:]
-    before = shown[: shown.index(question)]
+    before = shown[: shown.rindex(question)]  # the question as last drawn (the UI redraws its prompt)
     return re.findall(r"^ *(\d+) │ (.*)$", before, re.MULTILINE)
 
 
@@ -109,8 +109,14 @@ def test_interactive_approval_shows_every_line_and_asks_last(workspace, fake, te
     fake.script(Reply(calls=[Call("run_command", {"command": COMMAND})]), Reply(text="not run"))
     t = term()
     t.type("run it")
-    t.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny \(the request above: 61 lines, from line 1\) › ")
-    numbered = _numbered_lines_before(t.out, "[a]llow / al[w]ays / [d]eny (the request above: 61 lines")
+    # The request is printed above the prompt, and the prompt (the question) redrawn under it;
+    # prompt_toolkit may draw the question once before the printed lines reach the terminal.
+    last_line, asked = "61 │ ^[[62A^[[2K^Mnpm test", "[a]llow / al[w]ays / [d]eny (the request above: 61 lines, from line 1) › "
+    deadline = time.monotonic() + WAIT
+    while not (last_line in (shown := plain(t.out)) and asked in shown[shown.index(last_line):]):
+        assert time.monotonic() < deadline, shown[-3000:]
+        time.sleep(0.05)
+    numbered = _numbered_lines_before(t.out, asked)
     assert [int(n) for n, _ in numbered] == list(range(1, 62))
     assert numbered[0][1].endswith(": touch pwned") and numbered[-1][1] == "^[[62A^[[2K^Mnpm test"
     assert "\x1b[62A" not in t.out
