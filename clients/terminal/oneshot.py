@@ -19,6 +19,7 @@ from .markdown import to_ansi as to_markdown_ansi
 from . import render
 from .approval_text import approval_lines, question
 from .connection import CommandError, Connection, ServerGone
+from .safe_text import visible
 from .typed_ahead import drop_typed_ahead
 from .. import protocol as wire
 
@@ -136,6 +137,9 @@ class OneShot:
         if self.stream_out:
             self._end_text()
         elif status == "completed" and text:
+            # Made visible in a pipe too: `shiro -p … | tee log` or `| less -R` still reaches a
+            # terminal, and a script has no use for a clipboard write or a cursor move.
+            text = visible(text)
             self.out.write(text if text.endswith("\n") else text + "\n")
         self.out.flush()
         if status == "completed":

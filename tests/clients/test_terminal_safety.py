@@ -59,6 +59,19 @@ def test_print_shows_escape_sequences_and_bidi_controls_visibly(workspace, env, 
     assert "\x1b[1m" in out or "\x1b[" in out  # our own styling still reaches the terminal
 
 
+def test_print_into_a_pipe_shows_escape_sequences_visibly_too(workspace, env, fake):
+    """`shiro -p … | tee log` or `| less -R` still reaches a terminal: the answer written into a
+    pipe is the visible form as well (plain text, newlines and tabs, comes out as written)."""
+    fake.script(Reply(text=HOSTILE + "\n\n\tplain line", chunks=7))
+    done = run(["-p", "say it"], workspace, env)
+    assert done.returncode == 0, done.stderr
+    for raw in RAW:
+        assert raw not in done.stdout, (raw, done.stdout)
+    for shown in SHOWN:
+        assert shown in done.stdout, (shown, done.stdout)
+    assert "\n\n\tplain line" in done.stdout
+
+
 def test_interactive_shows_escape_sequences_and_bidi_controls_visibly(workspace, fake, term):
     fake.script(Reply(text=HOSTILE + "\n\nThe end.", chunks=7))
     t = term()
