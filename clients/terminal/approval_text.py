@@ -4,7 +4,7 @@ The request's text (`shiro-neko wants to run …: <command>`, or an MCP call wit
 is the model's; the server sends all of it (it no longer cuts MCP arguments at 300 characters).
 Shown here:
 
-- every character made visible (safe_text.py), so nothing in it can move the cursor, erase the
+- every character made visible (model/visible_text.py), so nothing in it can move the cursor, erase the
   lines above or redraw the question;
 - a request of several lines numbered line by line, so 60 newlines cannot push its first line out
   of sight unnoticed: the numbers start at 1 and the question names the count;
@@ -16,7 +16,7 @@ Shown here:
 from __future__ import annotations
 
 from .render import Line
-from .safe_text import visible
+from ..model.visible_text import visible
 
 LONG_LINE = 200  # characters: past this a one-line request gets its size named in the question
 

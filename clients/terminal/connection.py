@@ -195,7 +195,7 @@ class Connection:
             text = line.decode("utf-8", "replace").rstrip("\n")
             self.stderr_tail.append(text)
             if os.environ.get("SHIRO_CLIENT_DEBUG"):
-                from .safe_text import visible  # noqa: PLC0415 - debugging only
+                from ..model.visible_text import visible  # noqa: PLC0415 - debugging only
 
                 print(visible(f"[shiro-lsp] {text}"), file=sys.stderr)
 

@@ -35,7 +35,7 @@ from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from .approval_text import approval_lines, question
-from .safe_text import visible
+from ..model.visible_text import visible
 from .typed_ahead import AnswerGate, drop_typed_ahead
 
 STYLE = Style.from_dict({
@@ -182,7 +182,7 @@ class Interactive:
 
     # -- output ---------------------------------------------------------------------------
     def say(self, *lines: render.Line) -> None:
-        """Lines above the prompt; every fragment's text made visible (safe_text.py), styled after."""
+        """Lines above the prompt; every fragment's text made visible (model/visible_text.py), styled after."""
         fragments: list[tuple[str, str]] = []
         for i, line in enumerate(lines):
             if i:

@@ -59,7 +59,7 @@ def run_sessions(args: argparse.Namespace, cwd: Path) -> int:
         err(f"shiro: {exc}")
         return 1
     if args.json:
-        from .safe_text import json_visible
+        from ..model.visible_text import json_visible
 
         # The same JSON value, with no character a terminal acts on (a title is untrusted text).
         print(json_visible(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False)))

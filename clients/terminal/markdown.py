@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 
-from .safe_text import visible
+from ..model.visible_text import visible
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TRAILING = re.compile(r" +$", re.MULTILINE)

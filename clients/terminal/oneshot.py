@@ -19,7 +19,7 @@ from .markdown import to_ansi as to_markdown_ansi
 from . import render
 from .approval_text import approval_lines, question
 from .connection import CommandError, Connection, ServerGone
-from .safe_text import visible
+from ..model.visible_text import visible
 from .typed_ahead import drop_typed_ahead
 from .. import protocol as wire
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import protocol as wire
 from ..protocol import NEVER_WRITTEN
-from .safe_text import visible
+from ..model.visible_text import visible
 
 Fragment = tuple[str, str]
 Line = list[Fragment]
@@ -27,7 +27,7 @@ WIDTH = 100
 
 def to_ansi(line: Line, color: bool) -> str:
     """The line for a terminal or a log: every fragment's text made visible first (it may be the
-    model's, a tool's, a title: safe_text.py), then our own colours around it."""
+    model's, a tool's, a title: model/visible_text.py), then our own colours around it."""
     if not color:
         return "".join(visible(text) for _, text in line)
     out = []

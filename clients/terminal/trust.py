@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..project_settings import HeldFile, describe
-from .safe_text import visible
+from ..model.visible_text import visible
 from ..user_settings import UserSettings, load_user_settings
 
 YES, NEVER, NOT_NOW = "trusted", "declined", None
@@ -77,14 +77,14 @@ def held_lines(loaded: UserSettings, with_servers: bool = False) -> list[str]:
         keys = held.keys if with_servers else [k for k in held.keys if not k.startswith("mcpServers.")]
         if keys:
             why = "you chose not to trust it" if held.decision == NEVER else "this folder is not trusted"
-            # visible(): the keys and server names are the workspace's own text (safe_text.py)
+            # visible(): the keys and server names are the workspace's own text (model/visible_text.py)
             out.append(visible(f"shiro: {held.name} held back ({why}): {describe(keys)}; {TRUST_HINT}"))
     return out
 
 
 def question(cwd: Path, files: list[HeldFile]) -> str:
     listed = "\n".join(f"  {f.line()}" for f in files)
-    return visible(  # the folder's name and the files' keys are the workspace's text (safe_text.py)
+    return visible(  # the folder's name and the files' keys are the workspace's text (model/visible_text.py)
         f"shiro-neko: trust this folder's settings? {cwd}\n"
         f"Until you do, these are held back (they could send your API key elsewhere, run commands or loosen approvals):\n"
         f"{listed}\n{QUESTION_KEYS}: "

@@ -11,6 +11,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from ..model.visible_text import visible
 from ..protocol import NoticeEvent, ToolResultEvent
 from .events import ApprovalRequest
 from .session import AgentSession
@@ -43,15 +44,18 @@ def describe_call(tool: Tool | None, call: ToolCallPart) -> str:
     """The approval dialog's text: what exactly would run or change, every argument in full (the
     clients wrap it; a cut would hide what comes after it, issue 35: `"command": "rm -rf ~"`)."""
     args = call.input if isinstance(call.input, dict) else {}
+    text = ""
     if tool is not None:
         try:
             text = tool.summary(args)
         except Exception:  # a summary is a courtesy; never fail the call over it
             text = ""
-        if text:
-            return text
-    shown = json.dumps(call.input, ensure_ascii=False)
-    return f"use {call.tool_name} {shown}"
+    if not text:
+        text = f"use {call.tool_name} {json.dumps(call.input, ensure_ascii=False)}"
+    # Shown, not obeyed, by every client: a bidi override reorders the command in VS Code's card
+    # and Emacs's minibuffer as it would on a terminal, and an escape acts on a terminal
+    # (model/visible_text.py; the terminal client applies the same function again, to no effect).
+    return visible(text)
 
 
 def guarded_write(tool: Tool, call: ToolCallPart, root: Path) -> str | None:

@@ -2,7 +2,7 @@
 shows all of its request before its question, and keys typed ahead never answer it (issue 35
 items 4, 5, 6). The real `shiro`, its real server and the HTTP fake provider, on a pseudo-terminal.
 
-Each test is an attack that worked before clients/terminal/safe_text.py, approval_text.py and
+Each test is an attack that worked before server/model/visible_text.py, approval_text.py and
 typed_ahead.py: the clipboard written (OSC 52), the window title set (OSC 0), a link hidden
 (OSC 8), lines erased and redrawn (CSI), text reversed (U+202E); a command's first line pushed out
 of sight by 60 newlines; an `a` typed for the next prompt taken as "allow".

@@ -113,3 +113,19 @@ async def test_always_allow_covers_the_exact_command_only(harness):
     assert len(harness.asked) == 3  # the same command again was not asked; the others were
     assert "touch" in harness.asked[1] and outputs[2]["isError"] and not evil.exists()
     assert outputs[3]["isError"] and not (harness.root / "src.txt").exists()
+
+
+async def test_every_client_is_asked_with_the_command_shown_not_obeyed(harness):
+    """The approval text every client shows (VS Code's card, Neovim's and Emacs's prompts, ACP's
+    permission title) is made visible by the server: a bidi override would show `rm -rf ~` reversed
+    in a browser or Emacs, an escape would act on a terminal. Before, the text went out as the
+    model wrote it."""
+    harness.answers = ["Deny"]
+    harness.fake.script(
+        Reply(calls=[Call("run_command", {"command": "echo \u202e~ fr- mr\u202c \x1b]52;c;cHduZWQ=\x07 \x1b[2K"})]),
+        Reply(text="done"),
+    )
+    await harness.chat("run it")
+    [asked] = harness.asked
+    assert "\u202e" not in asked and "\x1b" not in asked and "\x07" not in asked
+    assert "⟨U+202E⟩~ fr- mr⟨U+202C⟩" in asked and "^[]52;c;cHduZWQ=^G" in asked and "^[[2K" in asked

@@ -1,4 +1,4 @@
-"""The terminal client's one sanitizer (clients/terminal/safe_text.py) and the approval's layout
+"""The terminal client's one sanitizer (server/model/visible_text.py) and the approval's layout
 (clients/terminal/approval_text.py): what the model, a tool, an MCP server or a workspace file
 writes is shown on the terminal, never obeyed (issue 35 item 4)."""
 
@@ -11,7 +11,7 @@ import pytest
 from shiro_neko.client import render
 from shiro_neko.client.approval_text import approval_lines, question, size_note
 from shiro_neko.client.markdown import to_ansi as markdown_ansi
-from shiro_neko.client.safe_text import is_safe, json_visible, visible
+from shiro_neko.model.visible_text import is_safe, json_visible, visible
 from shiro_neko.client.typed_ahead import QUIET_S, AnswerGate
 
 TABLE = [
