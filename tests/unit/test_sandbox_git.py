@@ -122,3 +122,35 @@ async def test_read_only_mode_needs_no_git_mounts(tmp_path: Path, mode: str) -> 
     make_repo(root)
     args = sandbox.mount_args(str(root))
     assert str(root / ".git") not in args  # the whole workspace is read-only already
+
+
+def test_a_folder_swapped_while_it_is_checked_is_asked_never_an_error(tmp_path: Path) -> None:
+    """realpath's readlink fails (EINVAL) on a folder that stops being a link while it looks: the
+    check ended the whole turn as an internal error (seen in CI through
+    tests/unit/test_workspace_fs.py). Now such a path is asked about."""
+    import threading
+
+    root = tmp_path / "ws"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "f.txt").write_text("x")
+    stop = threading.Event()
+
+    def swap() -> None:
+        link = root / "d"
+        while not stop.is_set():  # d: a link to real/, then a folder, and again
+            try:
+                os.symlink(root / "real", link)
+                os.unlink(link)
+                os.mkdir(link)
+                os.rmdir(link)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    try:
+        reasons = {git_metadata_reason(root, "d/f.txt") for _ in range(5_000)}
+    finally:
+        stop.set()
+        thread.join()
+    assert reasons <= {None, "where it leads could not be checked for git metadata (.git), which git runs programs from"}

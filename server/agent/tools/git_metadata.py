@@ -97,6 +97,15 @@ def git_metadata_reason(root: Path, raw: object) -> str | None:
     case; and a path inside the repository a root gitfile points to counts too."""
     if not isinstance(raw, str):
         return None
+    try:
+        return _reason(root, raw)
+    except (OSError, ValueError):
+        # The path cannot be resolved right now (a folder swapped for a link while we look:
+        # realpath's readlink fails with EINVAL): asked, never waved through, never a failed turn.
+        return "where it leads could not be checked for git metadata (.git), which git runs programs from"
+
+
+def _reason(root: Path, raw: str) -> str | None:
     root_abs = os.path.abspath(root)
     lexical = os.path.normpath(os.path.join(root_abs, raw))
     candidates = [os.path.relpath(lexical, root_abs)]
