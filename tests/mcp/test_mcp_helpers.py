@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+from typing import AsyncIterator
 
 from shiro_neko.mcp.manager import McpManager
 
@@ -48,33 +49,33 @@ async def _helpers_started(m: McpManager, root: Path, pidfile: Path) -> list[int
     return pids
 
 
-async def test_helpers_end_when_the_server_is_stopped(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def _server_with_helpers(tmp_path: Path) -> AsyncIterator[tuple[McpManager, Path, list[int]]]:
+    """A ready fault server that has started its detached helpers (both kinds); afterwards the
+    manager is stopped and any helper left is killed."""
     pidfile = tmp_path / "helpers"
     m, root = manager(tmp_path, {"f": fault_entry("--helpers", str(pidfile.with_suffix(".start")))})
     pids: list[int] = []
     try:
         await ready(m, root, "f")
-        pids = await _helpers_started(m, root, pidfile)
-        await m.stop()
-        assert not await _left(pids), "helpers outlived a stopped MCP server"
+        pids += await _helpers_started(m, root, pidfile)
+        yield m, root, pids
     finally:
         await m.stop()
         _kill(pids)
+
+
+async def test_helpers_end_when_the_server_is_stopped(tmp_path: Path) -> None:
+    async with _server_with_helpers(tmp_path) as (m, _, pids):
+        await m.stop()
+        assert not await _left(pids), "helpers outlived a stopped MCP server"
 
 
 async def test_helpers_end_when_the_server_crashes(tmp_path: Path) -> None:
-    pidfile = tmp_path / "helpers"
-    m, root = manager(tmp_path, {"f": fault_entry("--helpers", str(pidfile.with_suffix(".start")))})
-    pids: list[int] = []
-    try:
-        await ready(m, root, "f")
-        pids = await _helpers_started(m, root, pidfile)
+    async with _server_with_helpers(tmp_path) as (m, root, pids):
         output, is_error = await call(m, root, "mcp__f__crash", {})
         assert is_error and "the server stopped during the call" in output
         assert not await _left(pids), "helpers outlived a crashed MCP server"
-    finally:
-        await m.stop()
-        _kill(pids)
 
 
 async def test_helpers_end_when_shiro_is_sigkilled(tmp_path, fake, workspace):
