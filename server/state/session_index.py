@@ -1,8 +1,9 @@
 """The session index: what makes listing 10,000 sessions cost milliseconds instead of a 1 GB scan.
 
 One SQLite database, `sessions/index/sessions.sqlite3` (WAL; -wal/-shm beside it), kept by the
-rules of every SQLite store of ours (state/sqlite_wait.py): the busy timeout from connect, the
-schema in one `BEGIN IMMEDIATE`, every write `IMMEDIATE` and retried while busy. SQLite rather than
+rules of every SQLite store of ours (state/sqlite_wait.py) and opened, checked, set aside and
+closed by the helper they share (state/sqlite_store.py): the busy timeout from connect, the schema
+in one `BEGIN IMMEDIATE`, every write `IMMEDIATE` and retried while busy. SQLite rather than
 our own JSON files because a save is then one small transaction (one row) instead of a rewrite of
 the workspace's whole listing, and because its write lock is the cross-process lock every change
 in `sessions/` needs (two editor windows on one workspace are two servers on these files).
@@ -50,10 +51,8 @@ from .atomic import (
     CorruptFile,
     DamagedFile,
     StateError,
-    copy_aside_corrupt,
     decode_or_corrupt,
     read_state_file,
-    warn_corrupt_once,
     writing,
 )
 from .paths import workspace_key
@@ -67,7 +66,8 @@ from .session_record import (
     record_problem,
 )
 from .home_modes import make_private_dirs
-from .sqlite_wait import private_database, retry_busy, set_up
+from .sqlite_store import DatabaseCorrupt, NewerSchema, SqliteFile, is_corruption
+from .sqlite_wait import retry_busy
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -103,7 +103,6 @@ CREATE TABLE IF NOT EXISTS sync (
 );
 """
 _TABLES = {"sessions": _COLUMNS, "sync": ("one", "dir_mtime_ns")}
-_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _UNWRITABLE_CODES = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN
 # The JSON index of earlier versions, imported once (docs/state-files.md, "Earlier layouts").
 _OLD_FILES = ("manifest.json", "state.json", "lock")
@@ -172,24 +171,12 @@ def _key(cwd: str) -> str:
     return workspace_key(cwd)
 
 
-def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return (code & 0xFF) in _CORRUPT_CODES
-    text = str(exc).lower()
-    return "not a database" in text or "malformed" in text
-
-
 def _state_error(path: Path, exc: sqlite3.Error) -> StateError:
     """An error of the database that is not corruption, as the StateError every caller handles."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and (code & 0xFF) in _UNWRITABLE_CODES:
         return StateError(f"nothing can be saved: {path} cannot be written ({exc})")
     return StateError(f"{path}: {exc}")
-
-
-class IndexCorrupt(Exception):
-    """The database's bytes are bad (found while opening it or mid-way); it is rebuilt."""
 
 
 def _row_entry(row: tuple[Any, ...]) -> IndexEntry:
@@ -266,8 +253,7 @@ class SessionIndex:
         self.path = self.dir / FILE_NAME
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
-        self._inode: int | None = None
+        self._db = SqliteFile(self.path, _SCHEMA, SCHEMA_VERSION, _TABLES, busy_timeout_s)
         # Ids known to the index, kept until `PRAGMA data_version` says another connection
         # committed (or we wrote): the listing's name check costs one pragma when nothing changed.
         self._ids: frozenset[str] | None = None
@@ -329,9 +315,9 @@ class SessionIndex:
             st = os.lstat(self.path)
         except FileNotFoundError:
             st = None
-        if self._conn is not None and st is not None and st.st_ino == self._inode:
-            return self._conn
-        self._close()
+        if self._db.conn is not None and st is not None and st.st_ino == self._db.inode:
+            return self._db.conn
+        self._db.close()
         if st is not None and not stat.S_ISREG(st.st_mode):
             try:  # a link, FIFO or directory where the database belongs: moved aside, never opened
                 read_state_file(self.path, 1)
@@ -340,65 +326,31 @@ class SessionIndex:
         for attempt in range(2):
             try:
                 return self._open()
-            except IndexCorrupt as exc:
+            except DatabaseCorrupt as exc:
                 if attempt:
                     raise CorruptFile(self.path, str(exc), None) from None
                 self._set_aside(str(exc))
         raise AssertionError("unreachable")
 
     def _open(self) -> sqlite3.Connection:
+        """state/sqlite_store.py's open; the first process to create the schema also imports an
+        earlier JSON index, in the same transaction. A newer schema is rebuilt like bad bytes:
+        an index loses nothing by it."""
         with_old = any(os.path.exists(self.dir / name) for name in _OLD_FILES) and not self.exists()
-        with writing(self.dir):
-            make_private_dirs(self.dir)
-            private_database(self.path)  # owner-only before SQLite makes it 0644 (state/home_modes.py)
+        fill = (lambda c: self._import_old(IndexTxn(c))) if with_old else None
         try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+            with writing(self.dir):  # a home that cannot be written: StateUnwritable, with its reason
+                make_private_dirs(self.dir)
+                conn = self._db.open(fill)
+        except NewerSchema as exc:
+            raise DatabaseCorrupt(f"written by a newer shiro-neko (schema {exc.version})") from None
         except sqlite3.Error as exc:
             raise _state_error(self.path, exc) from None
-        try:
-            # The busy timeout is in force from the first statement (connect's `timeout`), and the
-            # one-time set-up waits for another process doing the same at the same moment.
-            retry_busy(lambda: self._check(conn), self.busy_timeout_s)
-            retry_busy(lambda: self._set_up(conn, with_old), self.busy_timeout_s)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if _is_corruption(exc):
-                raise IndexCorrupt(str(exc)) from None
-            raise _state_error(self.path, exc) from None
-        except BaseException:
-            conn.close()
-            raise
-        self._conn = conn
-        self._inode = os.stat(self.path).st_ino
         self._ids = None
         self._data_version = None
         if with_old:
             self._remove_old_files()
         return conn
-
-    @staticmethod
-    def _user_version(conn: sqlite3.Connection) -> int:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-    def _check(self, conn: sqlite3.Connection) -> None:
-        """Refuse bytes we did not write: a page that fails the check, tables of another shape, a
-        newer schema (an index only: rebuilding it loses nothing)."""
-        row = conn.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            raise IndexCorrupt(f"integrity check failed: {row[0] if row else 'no answer'}")
-        version = self._user_version(conn)
-        if version > SCHEMA_VERSION:
-            raise IndexCorrupt(f"written by a newer shiro-neko (schema {version})")
-        for table, expected in _TABLES.items():
-            columns = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall())
-            if columns and columns != expected:
-                raise IndexCorrupt(f"the {table} table has columns {', '.join(columns)}")
-
-    def _set_up(self, conn: sqlite3.Connection, with_old: bool) -> None:
-        """state/sqlite_wait.py's set-up; the first process to create the schema also imports an
-        earlier JSON index, in the same transaction."""
-        fill = (lambda c: self._import_old(IndexTxn(c))) if with_old else None
-        set_up(conn, _SCHEMA, SCHEMA_VERSION, fill)
 
     def _import_old(self, txn: IndexTxn) -> None:
         """Rows from the JSON index of earlier versions: its entries and corrupt notes keep their
@@ -434,42 +386,17 @@ class SessionIndex:
                     log.debug("could not remove %s: %s", name, exc)
 
     def _set_aside(self, reason: str) -> None:
-        """Copy the bad database (and its WAL: committed pages may live there) aside with a notice,
-        then remove it: the next open builds a new one, which the next listing fills from the
-        session files."""
-        self._close()
-        copy: Path | None = None
-        try:
-            copy = copy_aside_corrupt(self.path)
-            wal = self.path.with_name(self.path.name + "-wal")
-            if wal.exists() and wal.stat().st_size:
-                copy_aside_corrupt(wal)
-        except OSError as exc:
-            log.error("could not copy the corrupt %s aside: %s", self.path, exc)
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
-        warn_corrupt_once(self.path, reason, f"copied to {copy}; rebuilt from the session files" if copy
-                          else "rebuilt from the session files")
-
-    def _close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
-            self._inode = None
+        """Copy the bad database aside with a notice and remove it: the next open builds a new
+        one, which the next listing fills from the session files."""
+        self._db.set_aside(reason, remove=True, outcome="rebuilt from the session files")
 
     def close(self) -> None:
         with self._lock:
-            self._close()
+            self._db.close()
 
     def _bad_bytes(self, exc: sqlite3.DatabaseError) -> bool:
         """After an error mid-way: True (and the database set aside) when it means corruption."""
-        if not _is_corruption(exc):
+        if not is_corruption(exc):
             return False
         self._set_aside(str(exc))
         return True

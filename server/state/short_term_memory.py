@@ -9,8 +9,9 @@ transaction, so a read-merge-write (categories) never loses the other server's c
 In-process cache: answers are kept until `PRAGMA data_version` says another connection committed
 (or we wrote ourselves), so a turn costs one cheap pragma when nothing changed.
 
-A broken file (not a database, a malformed page, a table of the wrong shape) is copied aside with
-`state/atomic` and never written to: every operation raises `ShortTermMemoryCorrupt` until the file
+Opened, checked, set aside and closed by the helper every SQLite store shares
+(state/sqlite_store.py). A broken file (not a database, a malformed page, a table of the wrong
+shape) is copied aside and never written to: every operation raises `ShortTermMemoryCorrupt` until the file
 changes on disk (the user moved it away or restored it).
 """
 
@@ -26,9 +27,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from .atomic import CorruptFile, StateError, copy_aside_corrupt, warn_corrupt_once
+from .atomic import CorruptFile, StateError
 from .home_modes import make_private_dirs
-from .sqlite_wait import private_database, retry_busy, set_up
+from .sqlite_store import DatabaseCorrupt, SqliteFile, is_corruption
+from .sqlite_wait import retry_busy
 
 log = logging.getLogger("shiro_neko.state")
 
@@ -61,9 +63,6 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_by_update ON memories (updated_at DESC);
 """
-
-# SQLite result codes (primary) that mean the bytes are bad rather than busy or missing.
-_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
 class RecentMessage(msgspec.Struct, array_like=True):
@@ -143,14 +142,6 @@ def merged(existing: StmRecord | None, summary: str | None, categories: dict[str
     return kind, text, block
 
 
-def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return (code & 0xFF) in _CORRUPT_CODES
-    text = str(exc).lower()
-    return "not a database" in text or "malformed" in text
-
-
 MAX_CACHED = 256  # cached answers; a turn asks two per session, so this is many live sessions
 
 
@@ -166,7 +157,7 @@ class ShortTermMemoryStore:
         self.path = home / FILE_NAME
         self.busy_timeout_s = busy_timeout_s  # how long a write waits for another process
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        self._db = SqliteFile(self.path, _SCHEMA, SCHEMA_VERSION, {"memories": _COLUMNS}, busy_timeout_s)
         self._broken: tuple[tuple[int, int, int] | None, ShortTermMemoryCorrupt] | None = None
         self._cache: dict[Any, Any] = {}
         self._data_version: int | None = None
@@ -185,62 +176,23 @@ class ShortTermMemoryStore:
             if signature == self._signature():
                 raise error  # still the same broken bytes: never write to them
             self._broken = None
-        if self._conn is not None:
-            return self._conn
+        if self._db.conn is not None:
+            return self._db.conn
         make_private_dirs(self.path.parent)
-        private_database(self.path)  # owner-only before SQLite makes it 0644 (state/home_modes.py)
         try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+            conn = self._db.open()  # a newer schema is a StateError as it is: left alone, not set aside
+        except DatabaseCorrupt as exc:
+            raise self._corrupt(str(exc)) from None
         except sqlite3.Error as exc:
             raise StateError(f"cannot open {self.path}: {exc}") from None
-        try:
-            # The busy timeout is in force from the first statement (connect's `timeout`), and the
-            # one-time set-up waits for another process doing the same at the same moment.
-            retry_busy(lambda: self._check(conn), self.busy_timeout_s)
-            retry_busy(lambda: self._set_up(conn), self.busy_timeout_s)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if _is_corruption(exc):
-                raise self._corrupt(str(exc)) from None
-            raise StateError(f"{self.path}: {exc}") from None
-        except ShortTermMemoryCorrupt:
-            conn.close()
-            raise
-        self._conn = conn
         self._cache.clear()
         self._data_version = None
         return conn
 
-    @staticmethod
-    def _user_version(conn: sqlite3.Connection) -> int:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-    @staticmethod
-    def _set_up(conn: sqlite3.Connection) -> None:
-        set_up(conn, _SCHEMA, SCHEMA_VERSION)  # state/sqlite_wait.py: safe for several processes at once
-
-    def _check(self, conn: sqlite3.Connection) -> None:
-        """Refuse bytes we did not write: a page that fails the check, or a table of another shape."""
-        row = conn.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            raise self._corrupt(f"integrity check failed: {row[0] if row else 'no answer'}")
-        version = self._user_version(conn)
-        if version > SCHEMA_VERSION:
-            raise StateError(f"{self.path} was written by a newer shiro-neko (schema {version}); left as it is")
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(memories)").fetchall()]
-        if columns and tuple(columns) != _COLUMNS:
-            raise self._corrupt(f"the memories table has columns {', '.join(columns)}")
-
     def _corrupt(self, reason: str) -> ShortTermMemoryCorrupt:
-        copy: Path | None = None
-        try:
-            copy = copy_aside_corrupt(self.path)
-            wal = self.path.with_name(self.path.name + "-wal")
-            if wal.exists():
-                copy_aside_corrupt(wal)  # committed pages may live there
-        except OSError as exc:
-            log.error("could not copy corrupt %s aside: %s", self.path, exc)
-        warn_corrupt_once(self.path, reason, f"copied to {copy}" if copy else "copying it aside failed")
+        """Copied aside, never removed: the user's summaries stay where they are, and every use
+        refuses until the file changes on disk."""
+        copy = self._db.set_aside(reason, remove=False)
         error = ShortTermMemoryCorrupt(self.path, reason, copy)
         self._broken = (self._signature(), error)
         return error
@@ -269,8 +221,8 @@ class ShortTermMemoryStore:
                 self._cache.clear()
                 return result
             except sqlite3.DatabaseError as exc:
-                self._close()
-                if _is_corruption(exc):
+                self._db.close()
+                if is_corruption(exc):
                     raise self._corrupt(str(exc)) from None
                 raise StateError(f"{self.path}: {exc}") from None
 
@@ -288,17 +240,9 @@ class ShortTermMemoryStore:
 
         return self._run(read)
 
-    def _close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
-
     def close(self) -> None:
         with self._lock:
-            self._close()
+            self._db.close()
 
     def forget(self, session_id: str) -> None:
         """Drop the answers kept for one session (it left the server's memory). Without this, a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -125,6 +126,39 @@ def test_broken_file_is_copied_aside_and_never_written(tmp_path: Path, garbage: 
     path.unlink()
     put(store, "s1", "fresh")
     assert store.get("s1").summary == "fresh"
+
+
+def test_a_database_damaged_while_open_is_copied_aside_and_never_written(tmp_path: Path) -> None:
+    """The shared path of every SQLite store (state/sqlite_store.py) found mid-way: the open
+    connection meets bad pages, the bytes are copied aside and kept, every use refuses until the
+    user moves the file away; then a fresh database is made."""
+    store = ShortTermMemoryStore(tmp_path)
+    for i in range(40):  # rows on pages past the first (the schema's page, left intact below)
+        put(store, f"s{i}", "a summary " * 20)
+    assert store.get("s1") is not None
+    path = tmp_path / FILE_NAME
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the main file
+    with open(path, "r+b") as f:  # damaged in place, behind the open connection
+        f.seek(4096)
+        f.write(b"\xff" * (path.stat().st_size - 4096))
+    other.execute("PRAGMA user_version = 1")  # a commit: the store's cached pages are dropped
+    other.close()
+    with pytest.raises(ShortTermMemoryCorrupt) as caught:
+        store.get("s2")
+    copy = caught.value.copy
+    del caught  # its traceback holds the failed statement, which keeps the closed connection alive
+    gc.collect()  # the last connection's close checkpoints the WAL: page 1 (the commit above)
+    damaged = path.read_bytes()
+    assert copy is not None and copy.read_bytes()[4096:] == damaged[4096:] == b"\xff" * (len(damaged) - 4096)
+    with pytest.raises(ShortTermMemoryCorrupt):
+        put(store, "s1", "lost?")
+    assert path.read_bytes() == damaged  # the user's bytes, untouched
+    assert len(list(tmp_path.glob(FILE_NAME + ".corrupt-*"))) == 1
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    put(store, "s1", "fresh")
+    assert store.get("s1").summary == "fresh" and store.get("s2") is None
 
 
 def test_a_table_of_another_shape_is_corrupt(tmp_path: Path) -> None:
