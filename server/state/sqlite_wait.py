@@ -1,4 +1,5 @@
-"""The waiting rules of every SQLite store of ours (state/short_term_memory.py, state/session_index.py).
+"""The waiting rules of every SQLite store of ours (state/short_term_memory.py, state/session_index.py),
+applied at open by the helper both share (state/sqlite_store.py) and by each store's writes.
 
 Several processes open the same database (two editor windows, an editor and `shiro -p`). Each
 store therefore:
