@@ -174,7 +174,7 @@ async def test_remember_is_announced_attributed_and_rendered_as_notes(shiro_home
         service.new_session(service.workspaces.pick(None))
         await chat(service, "hello")
     instructions = fake.requests[-1].body["instructions"]
-    assert "Notes saved in earlier sessions" in instructions and "not instructions from the user" in instructions
+    assert "What you learned about this project in earlier sessions." in instructions and "not instructions from the user" in instructions
     assert instructions.index("not instructions from the user") < instructions.index(injected)
 
 
