@@ -147,6 +147,23 @@ def test_warns_about_a_blocked_task_without_a_note() -> None:
 # --- todo_write ----------------------------------------------------------------------------------
 
 
+async def test_todo_write_schema_and_behaviour_agree_on_a_blocked_task_without_a_note() -> None:
+    # The design: "blocked requires a note", kept by a warning ("the tool warns when ... a blocked
+    # task has no note"). The tool accepts such a list and warns; its schema must say the same,
+    # not "required" (issue 36 item 6).
+    seen: list[list[Todo]] = []
+    tool = todo_tool(seen.append)
+    items = tool.parameters["properties"]["todos"]["items"]
+    note_doc = items["properties"]["note"]["description"]
+    assert "note" not in items["required"]
+    assert "required" not in note_doc.lower()
+    assert "warn" in note_doc and "blocked" in note_doc
+    result = await tool.run(None, {"todos": [{"content": "docs", "status": "blocked"}]})  # type: ignore[arg-type]
+    assert not result.is_error
+    assert seen == [[Todo(content="docs", status="blocked")]]
+    assert "blocked task 'docs' has no note" in result.output
+
+
 async def test_todo_write_reports_the_list_and_warnings() -> None:
     seen: list[list[Todo]] = []
     tool = todo_tool(seen.append)

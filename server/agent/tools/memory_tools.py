@@ -48,6 +48,10 @@ _KIND_DOC = (
     "gotcha: a trap to avoid. command: an invocation that works."
 )
 _STATUS_DOC = "pending, in_progress (exactly one at a time), completed, or blocked (then say why in note)."
+_NOTE_DOC = (
+    "For a blocked task: what is blocking it (expected; a blocked task without a note is kept and "
+    "the result warns about it). Optional otherwise, and shown only on blocked tasks."
+)
 
 
 class RememberArgs(msgspec.Struct, forbid_unknown_fields=True):
@@ -68,7 +72,11 @@ class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True):
 class TodoArg(msgspec.Struct, forbid_unknown_fields=True):
     content: Annotated[str, Meta(min_length=1, description="What the task is, one short line.")]
     status: Annotated[TodoStatus, Meta(description=_STATUS_DOC, extra_json_schema={ENUM_ORDER: list(STATUSES)})]
-    note: Annotated[str, Meta(description="Required for blocked: what is blocking it. Optional otherwise.")] | UnsetType = UNSET
+    # The design's "blocked requires a note" is kept by a warning, not a refusal: the same design has
+    # the tool warn when a blocked task has no note (server/agent/todos.py, `todo_warnings`), and a
+    # refused list would lose every other task's update with it. So the schema does not claim
+    # "required", which the tool does not enforce.
+    note: Annotated[str, Meta(description=_NOTE_DOC)] | UnsetType = UNSET
 
 
 class TodoWriteArgs(msgspec.Struct, forbid_unknown_fields=True):
