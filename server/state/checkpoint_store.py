@@ -7,7 +7,9 @@ plumbing rather than `git add -A`: `add` applies the workspace's `.gitattributes
 conversion would change the bytes restored), cannot leave out large files, and fails outright on a
 nested repository without a commit. Here git lists the files (`ls-files`, so `.gitignore` holds
 as the user expects), we stat them, and only new or changed files are hashed, raw
-(`hash-object --no-filters`).
+(`hash-object --no-filters`). One `git fast-import` then writes the changed trees, the commit and
+the session's ref: a checkpoint with one file changed is three git processes (`ls-files`,
+`hash-object`, `fast-import`), an unchanged one is `ls-files` alone (bench/checkpoints.py).
 
 Hostile workspaces: git runs with an environment built from nothing (no system or global config,
 HOME pointing into the store, nothing of the user's GIT_* or secrets) and with `-c` overrides for
@@ -24,6 +26,7 @@ import os
 import stat
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -79,11 +82,13 @@ class _Cached(msgspec.Struct, array_like=True):
 
 
 class _StatCache(msgspec.Struct):
-    tree: str = ""
+    tree: str = ""  # the tree of `entries`, as last recorded (by any session)
     entries: dict[str, _Cached] = msgspec.field(default_factory=dict)
-    # The index file as write-tree left it (mtime_ns, size): when it is still so, it holds `tree`
-    # and need not be read back from the tree.
-    index_stamp: tuple[int, int] = (0, 0)
+    # Each session ref's commit and tree as this store last wrote them, so a checkpoint needs no
+    # `rev-parse`. Refs only move forward, under the lock, by this code: a stale value is an
+    # ancestor of the real one, still reachable, and fast-import refuses to move the ref from it
+    # (not a fast-forward), which sends the snapshot back to `rev-parse`.
+    heads: dict[str, tuple[str, str]] = msgspec.field(default_factory=dict)
 
 
 _cache_decoder = msgspec.msgpack.Decoder(_StatCache)
@@ -184,27 +189,63 @@ class CheckpointStore:
         checkpoints from garbage collection). Call with the lock held."""
         self._ensure()
         cache = self._load_cache()
-        listed = self.git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split(b"\0")
+        entries, to_hash, too_large = self._walk(cache)
+        for (rel, fresh), sha in zip(to_hash, self._hash_files(to_hash)):
+            if sha:
+                fresh.sha = sha
+                entries[rel] = fresh
+        head = cache.heads.get(ref)
+        if head is None:
+            found = self._head(ref)
+            head = found if found[0] else None
+        lines = _tree_changes(cache.entries if cache.tree else {}, entries)
+        tree = cache.tree if cache.tree and not lines else ""
+        if head is not None and tree and head[1] == tree:
+            # Nothing changed since this session's last checkpoint: the same checkpoint.
+            if cache.heads.get(ref) != head or entries != cache.entries:
+                cache.heads[ref] = head
+                self._write_cache(_StatCache(tree, entries, cache.heads))
+            return Snapshot(head[0], tree, sorted(too_large))
+        try:
+            commit, tree = self._commit(ref, message, head, cache.tree, lines)
+        except StoreError:
+            # The cached head is stale (another version of this code moved the ref) or the
+            # cached tree is gone: from the ref's real commit, every entry written afresh.
+            found = self._head(ref)
+            commit, tree = self._commit(ref, message, found if found[0] else None, "", _tree_changes({}, entries))
+        cache.heads[ref] = (commit, tree)
+        self._write_cache(_StatCache(tree, entries, cache.heads))
+        return Snapshot(commit, tree, sorted(too_large))
+
+    def _walk(self, cache: _StatCache) -> tuple[dict[str, _Cached], list[tuple[str, _Cached]], list[str]]:
+        """The files git lists (not ignored), each either unchanged since the cache by its stat or
+        to be hashed; and those over MAX_FILE_BYTES."""
+        try:
+            os.unlink(self._index)  # an earlier version's index: its entries would hide ignored files as "cached"
+        except FileNotFoundError:
+            pass
+        # One decode of the whole list (surrogateescape: what os.fsdecode does per name, 10,000
+        # calls ~10 ms otherwise). The store keeps no index: every file is one of the "others".
+        listed = self.git("ls-files", "-z", "--others", "--exclude-standard").decode("utf-8", "surrogateescape").split("\0")
         now = _now_ns()
         known_entries = cache.entries
         entries: dict[str, _Cached] = {}
         to_hash: list[tuple[str, _Cached]] = []
         too_large: list[str] = []
-        lstat, fsdecode, is_reg = os.lstat, os.fsdecode, stat.S_ISREG
+        lstat, is_reg = os.lstat, stat.S_ISREG
         # lstat relative to the root's descriptor: no path objects per file (10,000 files: ~50 ms
         # of pathlib otherwise, bench/checkpoints.py).
         root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
-            for raw in listed:
-                if not raw or raw.endswith(b"/") or b"\n" in raw:
+            for rel in listed:
+                if not rel or rel[-1] == "/" or "\n" in rel:
                     continue  # a nested repository (not descended into), or a name git's lists cannot carry
                 try:
-                    st = lstat(raw, dir_fd=root_fd)
+                    st = lstat(rel, dir_fd=root_fd)
                 except OSError:
                     continue  # gone: not in this snapshot
                 if not is_reg(st.st_mode):
                     continue  # links and special files are not recorded
-                rel = fsdecode(raw)
                 if st.st_size > MAX_FILE_BYTES:
                     too_large.append(rel)
                     continue
@@ -220,23 +261,36 @@ class CheckpointStore:
                     to_hash.append((rel, _Cached(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode, "")))
         finally:
             os.close(root_fd)
-        for (rel, fresh), sha in zip(to_hash, self._hash_files(to_hash)):
-            if sha:
-                fresh.sha = sha
-                entries[rel] = fresh
-        unchanged = bool(cache.tree) and entries == cache.entries
-        tree = cache.tree if unchanged else self._write_tree(cache, entries)
-        parent, parent_tree = self._head(ref)
-        if parent and parent_tree == tree:
-            return Snapshot(parent, tree, sorted(too_large))  # nothing changed since: the same checkpoint
-        args = ["commit-tree", tree, "-m", message]
-        if parent:
-            args += ["-p", parent]
-        commit = self.git(*args).decode().strip()
-        self.git("update-ref", ref, commit, parent or ZERO)
-        if not unchanged:
-            self._write_cache(_StatCache(tree, entries, self._index_stamp()))
-        return Snapshot(commit, tree, sorted(too_large))
+        return entries, to_hash, too_large
+
+    def _commit(self, ref: str, message: str, head: tuple[str, str] | None, base: str, lines: list[bytes]) -> tuple[str, str]:
+        """One `git fast-import`: the commit of `base` (a tree, "" for none) with `lines` applied,
+        child of `head`, written to `ref`; it writes only the trees above what changed and
+        moves the ref only as a fast-forward. Returns (commit, tree)."""
+        data = message.encode()
+        stream = [
+            b"feature done\ncommit ", ref.encode(), b"\nmark :1\n",
+            f"committer shiro-neko <checkpoints@shiro-neko.invalid> {int(time.time())} +0000\n".encode(),
+            b"data %d\n" % len(data), data, b"\n",
+        ]
+        if head is not None:
+            stream.append(f"from {head[0]}\n".encode())
+        if head is None or head[1] != base:
+            # The session's last commit may hold another tree than the one the cache was diffed
+            # against (another session recorded since): start from that tree instead.
+            stream.append(f'M 040000 {base} ""\n'.encode() if base else b"deleteall\n")
+        stream += lines
+        stream.append(b'get-mark :1\nls :1 ""\ndone\n')
+        try:
+            out = self.git("fast-import", "--quiet", "--done", "--cat-blob-fd=1", input=b"".join(stream)).split()
+        except StoreError:
+            # A failed import leaves a crash report holding the stream (paths): not kept.
+            for report in self.git_dir.glob("fast_import_crash_*"):
+                report.unlink(missing_ok=True)
+            raise
+        if len(out) < 4 or len(out[0]) != 40:
+            raise StoreError(f"git fast-import answered {b' '.join(out)[:200]!r}")
+        return out[0].decode(), out[3].decode()
 
     def _hash_files(self, to_hash: list[tuple[str, "_Cached"]]) -> list[str]:
         """The blob id of each file ("" for one gone meanwhile), written to the store. Another
@@ -266,13 +320,6 @@ class CheckpointStore:
             return "", ""
         return (out[0], out[1]) if len(out) == 2 else ("", "")
 
-    def _index_stamp(self) -> tuple[int, int]:
-        try:
-            st = self._index.stat()
-        except OSError:
-            return (0, 0)
-        return (st.st_mtime_ns, st.st_size)
-
     def _write_cache(self, cache: _StatCache) -> None:
         # Atomic but not fsynced: the cache only saves work (a lost or stale one means hashing
         # again, and its tree is checked against the index), and an fsync per checkpoint costs
@@ -290,27 +337,6 @@ class CheckpointStore:
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             return _StatCache()  # lost or damaged: everything is hashed again, nothing else lost
         return cache
-
-    def _write_tree(self, cache: _StatCache, entries: dict[str, _Cached]) -> str:
-        # The index is reset to the last tree recorded (with its cache of subtrees), then only
-        # what differs is applied: write-tree rewrites the changed directories alone.
-        if cache.tree and (cache.index_stamp == (0, 0) or cache.index_stamp != self._index_stamp()):
-            try:
-                self.git("read-tree", cache.tree)
-            except StoreError:
-                cache = _StatCache()
-        if not cache.tree:
-            self.git("read-tree", "--empty")
-        lines: list[bytes] = []
-        for rel, new in entries.items():
-            old = cache.entries.get(rel)
-            if old is None or (old.mode, old.sha) != (new.mode, new.sha):
-                lines.append(f"{new.mode} {new.sha}\t".encode() + os.fsencode(rel) + b"\0")
-        for rel in cache.entries.keys() - entries.keys():
-            lines.append(f"0 {ZERO}\t".encode() + os.fsencode(rel) + b"\0")
-        if lines:
-            self.git("update-index", "-z", "--index-info", input=b"".join(lines))
-        return self.git("write-tree").decode().strip()
 
     def resolve(self, ref: str) -> str:
         try:
@@ -406,9 +432,26 @@ class _StoreLock:
 
 
 def _now_ns() -> int:
-    import time
-
     return time.time_ns()
+
+
+def _quote(rel: str) -> bytes:
+    # fast-import reads a path C-quoted when it starts with a quote: every path is, so a name
+    # with a quote, a backslash or a leading space means what it says.
+    raw = os.fsencode(rel)
+    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
+
+
+def _tree_changes(old: dict[str, _Cached], new: dict[str, _Cached]) -> list[bytes]:
+    """fast-import's file commands taking the files of `old` to those of `new`."""
+    lines: list[bytes] = []
+    for rel, entry in new.items():
+        was = old.get(rel)
+        if was is None or was.sha != entry.sha or was.mode != entry.mode:
+            lines.append(f"M {entry.mode} {entry.sha} ".encode() + _quote(rel) + b"\n")
+    for rel in old.keys() - new.keys():
+        lines.append(b"D " + _quote(rel) + b"\n")
+    return lines
 
 
 def _safe_relative(rel: str) -> PurePosixPath:
