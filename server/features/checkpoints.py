@@ -133,7 +133,7 @@ class CheckpointFeature:
         def record(store: CheckpointStore) -> tuple[str, list[FileChange], list[str]]:
             snapshot = store.snapshot(_session_ref(session.id), f"after turn {turn_id}")
             changes = store.changes(mark.before, snapshot.commit)
-            held = store.files(snapshot.commit)
+            held = store.files(snapshot.commit, written)
             unrecorded = sorted(p for p in written if p not in held and (session.root / p).is_file())
             return snapshot.commit, [FileChange(c.path, _kind(c)) for c in changes], unrecorded
 
@@ -343,14 +343,15 @@ def _plan(store: CheckpointStore, session: AgentSession, recorded: list[Checkpoi
             raise StoreError(f"the checkpoint of {mark.prompt or mark.turn_id!r} is no longer in the store")
     safety = store.snapshot(_session_ref(session.id), f"before rewind to {recorded[0].turn_id}")
     plan = _Plan(safety=safety.commit)
-    base = store.files(recorded[0].before)
-    now = store.files(safety.commit)
     # What the agent last left at each path its turns changed (None: it removed the file).
     last: dict[str, Entry | None] = {}
     for i, mark in enumerate(recorded):
         upto = mark.after or (recorded[i + 1].before if i + 1 < len(recorded) else safety.commit)
         for change in store.changes(mark.before, upto):
             last[change.path] = change.new
+    # Only the paths the turns changed: the rest of the workspace is not looked at.
+    base = store.files(recorded[0].before, last)
+    now = store.files(safety.commit, last)
     for path, left in sorted(last.items()):
         want, current = base.get(path), now.get(path)
         if current == want:

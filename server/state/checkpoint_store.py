@@ -29,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Iterable
 
 import msgspec
 
@@ -38,6 +39,8 @@ from .home_modes import FILE_MODE, GIT_UMASK, make_private_dirs
 MAX_FILE_BYTES = 10 * 1024 * 1024
 GIT_TIMEOUT = 120.0
 ZERO = "0" * 40
+# Beyond this many paths `files` lists the whole tree rather than one argument per path.
+_MAX_PATHSPECS = 1000
 # Settings that could make git run a program or read something of the user's; set whatever the
 # store's own config says.
 _OVERRIDES = (
@@ -348,8 +351,16 @@ class CheckpointStore:
         return bool(commit) and bool(self.resolve(commit))
 
     # -- reading -------------------------------------------------------------------------------
-    def files(self, commit: str) -> dict[str, Entry]:
-        out = self.git("ls-tree", "-r", "-z", "--full-tree", commit)
+    def files(self, commit: str, paths: "Iterable[str] | None" = None) -> dict[str, Entry]:
+        """The commit's files, or only those at `paths` (a rewind of 50 files of 10,000 lists 50:
+        parsing every entry cost ~25 ms per call, bench/checkpoints.py)."""
+        wanted = None if paths is None else sorted(set(paths))
+        if wanted is not None and not wanted:
+            return {}
+        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        if wanted is not None and len(wanted) <= _MAX_PATHSPECS:
+            args += ["--", *(":(literal)" + p for p in wanted)]  # literal: a name with `*` means itself
+        out = self.git(*args)
         entries: dict[str, Entry] = {}
         for record in out.split(b"\0"):
             if not record:
@@ -357,6 +368,9 @@ class CheckpointStore:
             meta, _, path = record.partition(b"\t")
             mode, _kind, sha = meta.decode().split(" ")
             entries[os.fsdecode(path)] = Entry(mode, sha)
+        if wanted is not None:
+            # A pathspec naming a folder lists the files under it: only the paths asked for.
+            entries = {p: entries[p] for p in wanted if p in entries}
         return entries
 
     def changes(self, old: str, new: str) -> list[Change]:
