@@ -78,15 +78,46 @@ class Plan:
 
 # ------------------------------------------------------------------------------------- gating
 
-# "remember that ...", "don't forget ...", "keep in mind ...", "save/store/note this for later",
-# "permanently": a request for long-term memory, which is the `remember` tool's job.
+# Explicit long-term memory intent: the user asks for something to be kept beyond this session,
+# which is the `remember` tool's job, so the nudge stays out of its way (docs/short-term-memory.md).
+# One phrase per form, each anchored so that talk *about* remembering does not count: "remember"
+# is a request only as an imperative (at the start of a clause, after "please"/"and"/"also", or
+# after "can you"/"I want you to"/"you should"), and not when a question word or a question mark
+# follows ("remember when it broke?"); "I can't remember", "do you remember" and "I remember" are
+# never requests. The table of phrasings both ways is tests/unit/test_stm_intent.py.
+_APOSTROPHE = "['\u2019]"
+# Where an imperative clause begins: the start, after punctuation, or after a softener.
+_CLAUSE = (
+    r"(?:^|[.!?;:,\n(\-]\s*|\b(?:please|pls|and|also|so|ok(?:ay)?|now|just|always|then|but|oh|hey)\s+)"
+    r"(?:please\s+|also\s+|just\s+|always\s+)*"
+)
+# Asking the model to, which is a request too (not "do you remember", a question).
+_ASKED = (
+    r"\b(?:(?:can|could|would|will)\s+you\s+(?:please\s+|also\s+)?"
+    r"|i\s+(?:want|need|would\s+like)\s+you\s+to\s+(?:also\s+)?"
+    r"|(?:you\s+)?(?:should|must|need\s+to|have\s+to)\s+(?:also\s+|always\s+)?"
+    r"|make\s+sure\s+(?:to|you)\s+|try\s+to\s+)"
+)
+_WH = r"(?:when|what|how|why|where|who|whom|whose|which|if|whether)\b"
+_MEMORY_NOUN = (  # "memory" as the model's memory, not a program's
+    r"(?:your\s+|the\s+|project\s+|my\s+)?(?:(?:long[- ]?term|permanent|persistent|project)\s+)?memory\b"
+    r"(?![-_.]\w|\s+(?:cache|leak|usage|use|limit|map|pool|buffer|allocat\w*|footprint|pressure|profil\w*|address|layout|bank)\b)"
+)
 _LONG_TERM_INTENT = re.compile(
-    r"""
-    \b(remember|memori[sz]e)\b(?!\s+(?:when|what|how|why|where|if|whether)\b)(?=\s+(?:that|this|these|to|my|our|the|it|for|always|:|,)|\s*[:,]|$)
-    | \b(don'?t|do\s+not|never)\s+forget\b
-    | \bkeep\s+(?:(?:this|that|it|these)\s+)?in\s+mind\b
-    | \b(?:save|store|note|record|write\s+down|keep)\b[^.?!\n]{0,80}\b(?:for\s+(?:later|next\s+time|the\s+future|future\s+sessions)|permanently|for\s+good|forever|to\s+(?:long[- ]term\s+)?memory|in\s+(?:your\s+)?memory)\b
-    | \bmake\s+a\s+(?:mental\s+)?note\b
+    rf"""
+    # "remember that ...", "remember: ...", "remember, ...", "remember this", "remember to ..."
+    (?:{_CLAUSE}|{_ASKED})(?:remember|memori[sz]e)\b(?=\s*[:,]|\s+(?:that|this|these|those|to)\b)
+    # "remember we deploy on Fridays", "Remember I prefer tabs": bare, at a clause start, not a question
+    | {_CLAUSE}(?:remember|memori[sz]e)\b(?!\s+{_WH})(?=\s+\w)(?![^.!?\n]*\?)
+    | (?:{_CLAUSE}|\b(?:you\s+)?)(?:don{_APOSTROPHE}?t|do\s+not|never|please\s+don{_APOSTROPHE}?t)\s+forget\b(?!\s+{_WH})(?![^.!?\n]*\?)
+    | \bkeep\s+(?:(?:this|that|it|these|those)\s+)?in\s+mind\b(?![^.!?\n]*\?)
+    | \b(?:make|take)\s+a\s+(?:mental\s+)?note\b
+    | \b(?:write|jot|note|take)\s+(?:(?:this|that|it|these|those)\s+)?down\b
+    | \bfor\s+future\s+(?:reference|sessions)\b
+    # "save this for later", "note this permanently", "record it for next time"
+    | \b(?:save|store|note|record|write|keep|log)\b[^.?!\n]{{0,80}}?\b(?:for\s+(?:later|next\s+time|the\s+future|future\s+sessions|good)|permanently|forever|across\s+sessions)\b
+    # "commit this to memory", "add to your long-term memory", "store it in memory"
+    | \b(?:commit|add|save|store|put|write|keep|record|note|remember)\b[^.?!\n]{{0,60}}?\b(?:to|in|into)\s+{_MEMORY_NOUN}
     """,
     re.IGNORECASE | re.VERBOSE,
 )
