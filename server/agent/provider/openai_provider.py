@@ -15,7 +15,8 @@ import random
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Literal
+from contextlib import aclosing
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Literal
 
 import msgspec
 
@@ -288,8 +289,11 @@ class OpenAIProvider:
             raise
         try:
             await early_request.raise_for_status(client, response)
-        except Exception as exc:
-            raise translate_error(exc) from exc
+        except BaseException as exc:
+            await response.aclose()  # read and closed already unless reading the error's body failed
+            if isinstance(exc, Exception):
+                raise translate_error(exc) from exc
+            raise
         stream_cls = bounded_stream_class(self.config.max_event_bytes, self.config.max_response_bytes)
         return stream_cls(cast_to=object, response=response, client=client)
 
@@ -317,8 +321,11 @@ class OpenAIProvider:
             return wire_responses.request_body(request, self.config.store)
         return wire_chat.request_body(request)
 
-    async def _attempt(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+    async def _attempt(self, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
+        """One request's events, Completed last: yielded once the response and the parser are
+        closed, so a consumer that stops at it (agent/loop.py returns there) leaves nothing open."""
         stream = await self._open(self._body(request))
+        completed: Completed | None = None
         try:
             events = (
                 wire_responses.parse_stream(stream, self.config.store)
@@ -326,30 +333,41 @@ class OpenAIProvider:
                 else wire_chat.parse_stream(stream)
             )
             try:
-                async for event in events:
-                    if isinstance(event, Completed):
-                        # Read the body's end before the loop moves on, so the next request reuses
-                        # this connection instead of opening one (and tearing this one down).
-                        await _drain(stream)
-                    yield event
+                async with aclosing(events):
+                    async for event in events:
+                        if isinstance(event, Completed):
+                            # Read the body's end before the loop moves on, so the next request reuses
+                            # this connection instead of opening one (and tearing this one down).
+                            await _drain(stream)
+                            completed = event
+                            break
+                        yield event
             except ProviderError:
                 raise
             except Exception as exc:
                 raise translate_error(exc) from exc
         finally:
             await stream.close()
+        if completed is not None:
+            yield completed
 
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         """Stream one response, retrying only while nothing of it has been output yet."""
+        return _Events(self._stream(request))
+
+    async def _stream(self, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
         attempt = 0
         dropped_tools = False
         while True:
             output_started = False
             try:
-                async for event in self._attempt(request):
-                    if isinstance(event, OutputStarted):
-                        output_started = True
-                    yield event
+                # Closed as soon as this is (a retry, an error, the consumer's aclose): the
+                # attempt's `finally` closes its response then, not when the collector gets to it.
+                async with aclosing(self._attempt(request)) as events:
+                    async for event in events:
+                        if isinstance(event, OutputStarted):
+                            output_started = True
+                        yield event
                 return
             except ProviderError as err:
                 if output_started:
@@ -373,6 +391,30 @@ class OpenAIProvider:
                 delay += random.uniform(0, 0.1)
                 yield Notice(f"{err.message}; retrying in {delay:.1f} s ({attempt}/{MAX_RETRIES})")
                 await asyncio.sleep(delay)
+
+
+class _Events:
+    """A provider stream that has closed everything under it by the time it hands out Completed.
+
+    Its consumers return on Completed without closing the stream (agent/loop.py,
+    agent/side_request.py): as a bare async generator it was then left at that yield, and closed
+    by the garbage collector later, on whatever loop (or none) was running then. Anything else
+    ends the generator itself: an error, or a cancel arriving in `__anext__`."""
+
+    def __init__(self, events: AsyncGenerator[ProviderEvent, None]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> "_Events":
+        return self
+
+    async def __anext__(self) -> ProviderEvent:
+        event = await self._events.__anext__()
+        if isinstance(event, Completed):
+            await self._events.aclose()
+        return event
+
+    async def aclose(self) -> None:
+        await self._events.aclose()
 
 
 def import_sdk_now() -> None:

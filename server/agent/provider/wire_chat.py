@@ -7,7 +7,7 @@ Reasoning cannot be handed back on this API and is left out of requests.
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator, AsyncIterator
 
 from ...model.transcript import (
     AssistantMessage,
@@ -85,7 +85,7 @@ def request_body(request: ProviderRequest) -> dict[str, Any]:
     return body
 
 
-async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[ProviderEvent]:
+async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncGenerator[ProviderEvent, None]:
     text: list[str] = []
     reasoning: list[str] = []
     refusal: list[str] = []

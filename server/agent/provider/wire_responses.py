@@ -9,7 +9,7 @@ request): inline assistant text is string content, and inline reasoning is left 
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncGenerator, AsyncIterator, Iterable
 
 from ...model.transcript import (
     AssistantMessage,
@@ -146,7 +146,7 @@ def _error_from_payload(payload: dict[str, Any] | None, fallback: str) -> Provid
     return ProviderError(message, code=code, retryable=retryable)
 
 
-async def parse_stream(events: AsyncIterator[dict[str, Any]], store: bool) -> AsyncIterator[ProviderEvent]:
+async def parse_stream(events: AsyncIterator[dict[str, Any]], store: bool) -> AsyncGenerator[ProviderEvent, None]:
     """Turn Responses SSE events (plain dicts) into provider events; the message comes last."""
     done_items: dict[int, dict[str, Any]] = {}
     refusals_streamed: set[tuple[Any, Any]] = set()  # (item_id, content_index) that had deltas
