@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -34,8 +34,22 @@ def body() -> dict[str, Any]:
     return wire_responses.request_body(ProviderRequest("m", "be brief", [user("hi")], [], []), store=True)
 
 
+_made: list[OpenAIProvider] = []
+
+
 def provider(base_url: str) -> OpenAIProvider:
-    return OpenAIProvider(EndpointConfig(model="m", base_url=base_url, wire_api="responses", store=True))
+    made = OpenAIProvider(EndpointConfig(model="m", base_url=base_url, wire_api="responses", store=True))
+    _made.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+async def close_providers() -> AsyncIterator[None]:
+    """Each provider's HTTP client closed after its test: its pooled connections were otherwise
+    left to the garbage collector ("unclosed transport" warnings in whichever test ran next)."""
+    yield
+    while _made:
+        await _made.pop().aclose()
 
 
 def meaningful(headers: dict[str, str]) -> dict[str, str]:

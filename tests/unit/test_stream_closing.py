@@ -21,7 +21,7 @@ import gc
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,9 +90,23 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+_made: list[OpenAIProvider] = []
+
+
 def provider(fake: FakeProvider, wire: str, **config: Any) -> OpenAIProvider:
-    return OpenAIProvider(EndpointConfig(model="m", base_url=fake.base_url, wire_api=wire,  # type: ignore[arg-type]
+    made = OpenAIProvider(EndpointConfig(model="m", base_url=fake.base_url, wire_api=wire,  # type: ignore[arg-type]
                                          backoff_base=0.01, **config))
+    _made.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+async def close_providers() -> AsyncIterator[None]:
+    """The HTTP clients closed too (OpenAIProvider.aclose), so the pooled connections are no
+    "unclosed transport" warning in a later test."""
+    yield
+    while _made:
+        await _made.pop().aclose()
 
 
 TEXT = "one two three four five six"

@@ -263,6 +263,13 @@ class OpenAIProvider:
         with paused():
             return self._get_client(http_client)
 
+    async def aclose(self) -> None:
+        """Close the HTTP client and the connections it keeps for the next request: a provider
+        dropped without it leaves them to the garbage collector ("unclosed transport")."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
     def _path(self) -> str:
         return "/responses" if self._wire == "responses" else "/chat/completions"
 
