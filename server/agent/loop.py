@@ -37,7 +37,7 @@ from .provider.base import (
 )
 from .session import AgentSession
 from .status import emit_status
-from .short_term_memory import apply as apply_short_term_memory
+from .short_term_memory import Plan, apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
 from .turns import TurnOutcome
 from ..model.transcript import (
@@ -171,10 +171,23 @@ async def _request(state: TurnState) -> ProviderRequest:
     # Short-term memory counts against compactThreshold: the plan comes first and pruning makes room
     # for its notes (each bounded, server/agent/short_term_memory.py), so no request passes the budget.
     plan = await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(specs))
-    messages = await state.view.for_wire(session, settings, summarize, reserve=plan.tokens())
-    stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
+    # The fail-safe covers placement too (docs/short-term-memory.md: any error while assembling
+    # the notes logs a warning and the turn goes on without them): the plan's size and its
+    # application to the request are short-term memory's work, not the turn's.
+    try:
+        reserve = plan.tokens()
+    except Exception as exc:  # noqa: BLE001 - never fails a turn
+        log.warning("short-term memory left out of this request: %s", exc)
+        plan, reserve = Plan(), 0
+    messages = await state.view.for_wire(session, settings, summarize, reserve=reserve)
+    try:
+        stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
+    except Exception as exc:  # noqa: BLE001 - never fails a turn
+        log.warning("short-term memory left out of this request: %s", exc)
+        return ProviderRequest(settings.effective_model, instructions, messages, specs)
     return ProviderRequest(
-        settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts, stm.tool_free_instructions, stm.tool_free_inserts
+        settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts,
+        stm.tool_free_instructions, stm.tool_free_inserts, stm.tool_free_messages,
     )
 
 

@@ -343,10 +343,12 @@ class Applied:
     inserts: list[tuple[int, str]]
     tool_free_instructions: str | None  # None: the same as `instructions`
     tool_free_inserts: list[tuple[int, str]] | None
+    tool_free_messages: list[Message] | None = None  # None: the same as `messages`
 
 
 def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt_message: Message | None, instructions: str) -> Applied:
     """Apply a turn's plan to one step's wire view (after pruning, so nothing prunes a note away)."""
+    whole = wire
     cut = supersede_cut(transcript, plan.hide_before)
     if cut > 0:
         first = transcript[cut]
@@ -357,8 +359,16 @@ def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt
     if not placed.system and not placed.inserts:
         return Applied(wire, instructions, [], None, None)
     full = "\n\n".join([instructions, *placed.system])
-    tool_free = "\n\n".join([instructions, *placed.system_tool_free])
     inserts = [(i, text) for i, text, _ in placed.inserts]
+    if wire is not whole:
+        # Supersede cut messages because this session's summary stands for them; a retry without
+        # tools drops that summary (it exists to get the tool called), so the cut goes with it:
+        # else the model would get neither. The whole view fits the budget: it was pruned with
+        # room for every note, and the summary it loses was one of them.
+        free = place(Plan([n for n in plan.notes if not n.requires_tools]), whole, find_anchor(whole, prompt_message))
+        free_inserts = [(i, text) for i, text, _ in free.inserts]
+        return Applied(wire, full, inserts, "\n\n".join([instructions, *free.system]), free_inserts, whole)
+    tool_free = "\n\n".join([instructions, *placed.system_tool_free])
     tool_free_inserts = [(i, text) for i, text, needs in placed.inserts if not needs]
     return Applied(
         wire,

@@ -331,6 +331,29 @@ async def test_supersede_omits_covered_messages_and_others_raw_text(tmp_path, fa
         await stop(h)
 
 
+async def test_supersede_tool_less_retry_sends_the_covered_messages_with_the_summary_gone(tmp_path, fake, workspace):
+    # The retry without tools drops this session's summary; the messages it stood for come back,
+    # else the model gets neither (issue 36 item 1: the covered fact "8123" never reached it).
+    h = await client(tmp_path, fake, workspace, renderMode="supersede")
+    try:
+        fake.script(Reply(text="noted the port"))
+        await h.chat("the service listens on port 8123")
+        await write_memory(h, "mine: docs", prompt="summarised prompt")
+        fake.supports_tools = False  # the endpoint now answers 400 to any tools
+        fake.script(Reply(text="without tools"))
+        result = await h.chat("which port?")
+        assert result["status"] == "completed"
+        rejected, retried = fake.rejections[-1], fake.requests[-1]
+        assert labels(fake, rejected) == ["OWN", "user:which port?"]  # the summary stands for them
+        assert "8123" not in json.dumps(rejected.body)
+        assert "tools" not in retried.body and "OWN" not in labels(fake, retried)
+        got = labels(fake, retried)
+        assert got[:2] == ["user:the service listens on port 8123", "assistant:noted the port"]
+        assert got[-1] == "user:which port?"
+    finally:
+        await stop(h)
+
+
 # --------------------------------------------------------------------------- tail slot/depth
 
 

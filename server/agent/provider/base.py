@@ -34,11 +34,15 @@ class ProviderRequest:
     # What a retry without tools sends instead: notes that exist to get a tool called are left out.
     tool_free_instructions: str | None = None
     tool_free_inserts: list[tuple[int, str]] | None = None
+    # And the messages it sends instead: in `supersede` mode the dropped summary took the messages
+    # it stands for off the wire, and they go back (server/agent/short_term_memory.py, `apply`).
+    tool_free_messages: list[Message] | None = None
 
     def without_tools(self) -> "ProviderRequest":
         instructions = self.instructions if self.tool_free_instructions is None else self.tool_free_instructions
         inserts = self.inserts if self.tool_free_inserts is None else self.tool_free_inserts
-        return ProviderRequest(self.model, instructions, self.messages, [], inserts)
+        messages = self.messages if self.tool_free_messages is None else self.tool_free_messages
+        return ProviderRequest(self.model, instructions, messages, [], inserts)
 
 
 @dataclass

@@ -1,0 +1,52 @@
+"""The short-term memory fail-safe covers placement as well as lookup (docs/short-term-memory.md:
+"Any error while assembling them logs a warning and the turn goes on without them"). The loop with
+a scripted provider; the memory is a `TurnMemory` whose plan is broken as a bug in its size or its
+placement would leave it (issue 36 item 3)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shiro_neko.agent.events import ListSink
+from shiro_neko.agent.session import AgentSession
+from shiro_neko.agent.short_term_memory import Note, Plan
+from shiro_neko.config import Settings
+from tests.support.builders import assistant
+from tests.support.scripted import ScriptedProvider, make_session
+
+
+class BrokenPlanMemory:
+    """Hands the loop a plan holding `text` as a note's text (not a string: a bug's plan)."""
+
+    def __init__(self, text: Any) -> None:
+        self.text = text
+
+    async def plan(self, session: AgentSession, turn_id: str, prompt: str | None, settings: Settings, offers_tools: bool) -> Plan:
+        return Plan([Note("own", -1, self.text, True), Note("nudge", 0, "Short-term memory: nudge", True)])
+
+    async def turn_ended(self, session: AgentSession, turn_id: str, prompt: str | None, status: str) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("broken", "where"),
+    [(None, "the plan's token count"), (b"bytes, not text", "placing the notes in the request")],
+)
+async def test_a_bug_in_short_term_memory_placement_leaves_the_notes_out_and_the_turn_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: Any, where: str
+) -> None:
+    provider = ScriptedProvider(assistant("answered"))
+    sink = ListSink()
+    session = make_session(tmp_path, provider, sink)
+    session.deps.short_term_memory = BrokenPlanMemory(broken)
+    with caplog.at_level(logging.WARNING):
+        outcome = await session.turns.submit("hello").done
+    assert outcome.status == "completed" and outcome.text == "answered", where
+    [request] = provider.requests
+    assert request.inserts == [] and "Short-term memory" not in request.instructions
+    assert [type(m).__name__ for m in request.messages] == ["UserMessage"]
+    assert any("short-term memory left out" in r.getMessage() for r in caplog.records)
