@@ -290,3 +290,11 @@ class ShiroService:
         for session in list(self.sessions.values()):
             await session.turns.stop()
         await self.mcp.stop()
+        # Each provider's HTTP client and its pooled connections, closed here rather than by the
+        # collector (their sockets were ResourceWarnings at exit; agent/provider/openai_provider.py).
+        providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:
+            try:
+                await provider.aclose()
+            except Exception:  # a socket that will not close cleanly must not stop the shutdown
+                log.warning("closing the HTTP client of %s failed", provider.config.base_url, exc_info=True)
