@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from .agent.tools.sandbox import SandboxMode
-from .protocol import plain
+from .protocol import SandboxMode, plain
 from .user_settings import merge as _deep_merge  # one merge rule for settings layers
 
 log = logging.getLogger(__name__)

@@ -251,6 +251,14 @@ def test_service_and_features_never_import_pygls() -> None:
     assert not offenders, "LSP imports in the core:\n" + "\n".join(offenders)
 
 
+def test_settings_know_no_agent() -> None:
+    # The settings sit below the loop: their types (SandboxMode) come from protocol.py or model/,
+    # never from agent/ (issue 36: config.py imported agent/tools/sandbox.py).
+    files = _py("config.py") + _py("user_settings.py") + _py("project_settings.py")
+    offenders = _offenders(files, lambda m: _under(m, "shiro_neko.agent"))
+    assert not offenders, "settings import the agent:\n" + "\n".join(offenders)
+
+
 def _function_level_imports(path: Path) -> list[tuple[int, str]]:
     """Imports inside functions (relative ones resolved), which hide a cycle from the module graph."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
