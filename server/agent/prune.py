@@ -4,8 +4,8 @@
 its structs are never changed; the view may share the messages it leaves untouched, so treat them
 as immutable). See docs/context.md for the ladder, the repairs and the errors they prevent.
 
-Sizes (compact JSON, as `estimate_tokens` measures the whole list) are taken once per message and
-once per part taken out, and summed: a ladder rung costs no re-encoding, and with the default
+Sizes (compact JSON in UTF-16 code units, `json_length`, as `estimate_tokens` measures the whole
+list) are taken once per message and once per part taken out, and summed: a ladder rung costs no re-encoding, and with the default
 estimate the figure a rung checks equals `estimate_tokens(view.messages)` exactly.
 """
 
@@ -29,6 +29,7 @@ from ..model.transcript import (
     UserMessage,
     estimate_tokens,
     inline_parts,
+    json_length,
 )
 
 # Rungs 2..9 keep this many recent dialogue items (user/assistant messages, an assistant message's
@@ -214,12 +215,12 @@ def summary_request(span: PrunedSpan) -> tuple[str, str]:
 
 
 def _id_bytes(item_id: str | None) -> int:
-    """What `,"itemId":"…"` adds to a part's compact JSON."""
+    """What `,"itemId":"…"` adds to a part's compact JSON, in the estimate's units (json_length)."""
     if not item_id:
         return 0
     if item_id.isascii() and item_id.isprintable() and '"' not in item_id and "\\" not in item_id:
         return _ID_KEY + len(item_id) + 2
-    return _ID_KEY + len(_encoder.encode(item_id))
+    return _ID_KEY + json_length(_encoder.encode(item_id))
 
 
 class _Work:
@@ -238,7 +239,9 @@ class _Work:
         self.raw: list[bytes] = [encode(m) for m in messages]
         self.role: list[int] = [_USER] * n
         self.kept: list[list[int]] = [[] for _ in range(n)]
-        self.size: list[int] = [len(r) for r in self.raw]
+        # In the estimate's units (json_length); `raw` stays bytes for the span keys and the chunk
+        # cuts, which measure original JSON in bytes (SPAN_CHUNK_BYTES).
+        self.size: list[int] = [json_length(r) for r in self.raw]
         self.alive: list[bool] = [True] * n
         self.cut: list[bool] = [False] * n  # tool calls or results taken out
         answered: set[str] = set()
@@ -281,7 +284,7 @@ class _Work:
         removed = 0
         for j in drop:
             p = content[j]
-            removed += len(_encoder.encode(p)) - _id_bytes(getattr(p, "item_id", None)) + 1  # its comma too
+            removed += json_length(_encoder.encode(p)) - _id_bytes(getattr(p, "item_id", None)) + 1  # its comma too
         self.size[i] -= removed
         self.total -= removed
 
@@ -376,9 +379,9 @@ class _Work:
         return at
 
     def marker_bytes(self, alive: list[bool], spans: list[PrunedSpan], summaries: Mapping[str, str]) -> tuple[int, int]:
-        """(bytes, messages) of the markers for `spans`."""
+        """(length in the estimate's units, messages) of the markers for `spans`."""
         at = self.places(alive, spans)
-        return sum(len(_encoder.encode(marker_message(group, summaries))) for group in at.values()), len(at)
+        return sum(json_length(_encoder.encode(marker_message(group, summaries))) for group in at.values()), len(at)
 
     def build(self, alive: list[bool], spans: list[PrunedSpan], summaries: Mapping[str, str]) -> list[Message]:
         at = self.places(alive, spans)
@@ -433,8 +436,8 @@ def prune_for_wire(
         spans = work.spans(alive, with_removed=False, keys=False)  # a summary's key is an anchor's
         if fast:
             marks, marked = work.marker_bytes(alive, spans, summaries)
-            bytes_ = 2 + size + marks + max(count + marked - 1, 0)
-            return bytes_ // 4 <= budget_tokens
+            length = 2 + size + marks + max(count + marked - 1, 0)
+            return length // 4 <= budget_tokens
         return estimate(drop_orphaned_results(work.build(alive, spans, summaries))) <= budget_tokens
 
     def finish(alive: list[bool], steps: int) -> PrunedView:

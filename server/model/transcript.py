@@ -102,6 +102,25 @@ def estimate_tokens(messages: list[Message]) -> int:
     return _json_size(messages) // 4
 
 
+# The design's estimate is `JSON.stringify(messages).length / 4` (docs/context.md): a length in
+# UTF-16 code units of the JSON text, not UTF-8 bytes, which read a CJK text at about three times
+# its length and started pruning and the red gauge at a third of the threshold (issue 36 item 5).
+# msgspec writes non-ASCII characters as they are, as JSON.stringify does, so the length is read
+# off the encoded bytes: one unit per character (every byte but UTF-8 continuation bytes) and one
+# more per character outside the BMP (a 4-byte lead, 0xF0 and up), a surrogate pair in JS.
+# `bytes.isascii` and `bytes.translate` run in C: an ASCII text costs one scan.
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_BELOW_FOUR_BYTE_LEAD = bytes(range(0xF0))
+
+
+def json_length(data: bytes) -> int:
+    """The JavaScript `.length` of the UTF-8 JSON text `data`: its UTF-16 code units."""
+    if data.isascii():
+        return len(data)
+    leads = data.translate(None, _CONTINUATION)  # one byte per character
+    return len(leads) + len(leads.translate(None, _BELOW_FOUR_BYTE_LEAD))
+
+
 # The sizes of the last few lists measured, per message: each step measures the whole history
 # twice (the wire view's fit, the status), and at 120k tokens one encode is ~0.5 ms. A list whose
 # first messages are the very objects measured before (appended to since) only encodes the new
@@ -115,15 +134,15 @@ _SIZE_MEMO_LOCK = threading.Lock()
 
 
 def _json_size(messages: list[Message]) -> int:
-    """len(encode_messages(messages)), from per-message sizes: `[` + items joined by `,` + `]`."""
+    """json_length(encode_messages(messages)), from per-message sizes: `[` + items joined by `,` + `]`."""
     with _SIZE_MEMO_LOCK:
         known = _SIZE_MEMO.pop(id(messages), None)
     if known is not None and len(known[0]) <= len(messages) and all(a is b for a, b in zip(known[0], messages)):
         measured, sizes = known
         fresh = messages[len(measured):]
-        measured, sizes = measured + fresh, sizes + [len(_encoder.encode(m)) for m in fresh]
+        measured, sizes = measured + fresh, sizes + [json_length(_encoder.encode(m)) for m in fresh]
     else:
-        measured, sizes = list(messages), [len(_encoder.encode(m)) for m in messages]
+        measured, sizes = list(messages), [json_length(_encoder.encode(m)) for m in messages]
     with _SIZE_MEMO_LOCK:
         _SIZE_MEMO[id(messages)] = (measured, sizes)  # most recent last
         while len(_SIZE_MEMO) > _SIZE_MEMO_LISTS:

@@ -1,10 +1,15 @@
 """`estimate_tokens` measures only what is new in a list it has measured before, and always gives
-exactly compact JSON length / 4 of the whole list (the seed's estimate)."""
+exactly compact JSON length / 4 of the whole list (the seed's estimate), the length counted as
+JavaScript's `JSON.stringify(messages).length`: UTF-16 code units, not UTF-8 bytes."""
 
 from __future__ import annotations
 
+import json
 import random
 
+import msgspec
+
+from shiro_neko.agent.prune import prune_for_wire
 from shiro_neko.model.transcript import (
     AssistantMessage,
     Message,
@@ -15,6 +20,7 @@ from shiro_neko.model.transcript import (
     UserMessage,
     encode_messages,
     estimate_tokens,
+    json_length,
     strip_item_ids,
 )
 
@@ -29,8 +35,13 @@ def _message(rng: random.Random, i: int) -> Message:
     return ToolMessage(content=[ToolResultPart(tool_call_id=f"c{i}", tool_name="read_file", output="y" * rng.randrange(0, 200))])
 
 
+def _js_length(text: str) -> int:
+    """What JavaScript's `.length` gives for `text`: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def _exact(messages: list[Message]) -> int:
-    return len(encode_messages(messages)) // 4
+    return _js_length(encode_messages(messages).decode("utf-8")) // 4
 
 
 def test_the_estimate_is_exact_as_a_history_grows_is_rewritten_and_is_replaced() -> None:
@@ -61,3 +72,45 @@ def test_many_lists_at_once_each_stay_exact() -> None:
         target.append(_message(rng, i))
         for each in lists:
             assert estimate_tokens(each) == _exact(each)
+
+
+def _stringify(messages: list[Message]) -> str:
+    """`JSON.stringify(messages)`: compact JSON, non-ASCII characters written as they are."""
+    return json.dumps(msgspec.to_builtins(messages), ensure_ascii=False, separators=(",", ":"))
+
+
+def test_cjk_and_emoji_count_as_javascript_counts_them_not_as_utf8_bytes() -> None:
+    # Three UTF-8 bytes per CJK character but one UTF-16 unit; four bytes per emoji but two units
+    # (a surrogate pair). The estimate is the seed's JSON.stringify length / 4 (issue 36 item 5).
+    cjk = [UserMessage(content=[TextPart(text="分页测试为什么失败" * 400)])]
+    emoji = [AssistantMessage(content=[TextPart(text="ok 😀 " * 500)])]
+    mixed = cjk + emoji + [ToolMessage(content=[ToolResultPart(tool_call_id="c", tool_name="read_file", output="é\n\t\"ü𝄞")])]
+    for messages in (cjk, emoji, mixed):
+        assert estimate_tokens(messages) == _js_length(_stringify(messages)) // 4 == _exact(messages)
+    assert estimate_tokens(cjk) < len(encode_messages(cjk)) // 4 // 2  # about a third of the bytes
+    assert json_length("😀".encode()) == 2 and json_length("分".encode()) == 1 and json_length(b"abc") == 3
+
+
+def test_a_cjk_history_under_the_threshold_by_characters_is_not_pruned() -> None:
+    # 3,600 characters of Chinese per message: ~900 tokens by the seed's estimate, ~2,700 by bytes.
+    history: list[Message] = []
+    for i in range(10):
+        history.append(UserMessage(content=[TextPart(text=f"{i}" + "为什么分页测试在最后一页失败" * 257)]))
+        history.append(AssistantMessage(content=[TextPart(text="边界条件少算了一项" * 400)]))
+    tokens = estimate_tokens(history)
+    assert tokens == _js_length(_stringify(history)) // 4 and 18_000 < tokens < 20_000
+    view = prune_for_wire(history, 20_000)
+    assert not view.pruned and view.messages == history  # bytes would read ~55k: pruned to a third
+
+
+def test_the_pruners_summed_sizes_equal_the_estimate_on_a_cjk_view() -> None:
+    rng = random.Random(36)
+    history: list[Message] = []
+    for i in range(60):
+        history.append(UserMessage(content=[TextPart(text="问题" * rng.randrange(1, 200) + str(i))]))
+        history.append(AssistantMessage(content=[TextPart(text="回答😀" * rng.randrange(1, 100)),
+                                                 ToolCallPart(tool_call_id=f"c{i}", tool_name="read_file", input={"path": f"文件{i}.txt"})]))
+        history.append(ToolMessage(content=[ToolResultPart(tool_call_id=f"c{i}", tool_name="read_file", output="内容" * rng.randrange(0, 300))]))
+    budget = estimate_tokens(history) // 3
+    view = prune_for_wire(history, budget)
+    assert view.pruned and view.tokens == estimate_tokens(view.messages) == _exact(view.messages) <= budget
