@@ -7,7 +7,13 @@
 - rewind_ms:  a rewind of --rewind-files changed files, through the feature (plan in the store,
               files written, the rewind's own checkpoint), median of --runs.
 
-Writes bench/results/checkpoints.json. Run: python bench/checkpoints.py [--quick]
+Writes bench/results/checkpoints.json (or --output). Run: python bench/checkpoints.py [--quick]
+
+Before and after a change to the store, in one sitting (the machine is shared: compare the two
+files of one sitting, not figures from different days): put the old `server/` tree, as package
+`shiro_neko`, in a folder and run `PYTHONPATH=<folder> python bench/checkpoints.py --output
+bench/results/checkpoints_before.json`, then this script as is. `git_processes` counts the git
+commands one checkpoint ran.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import platform
 import random
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -55,6 +62,28 @@ def _record(store: CheckpointStore, message: str) -> float:
     with store.locked():
         store.snapshot("refs/sessions/bench", message)
     return (time.perf_counter() - start) * 1000
+
+
+def _count_git(store: CheckpointStore, path: Path) -> dict[str, int]:
+    """The git commands of one checkpoint with `path` changed, then of one with nothing changed."""
+    commands: list[str] = []
+    real = store.git
+
+    def counted(*args: str, **kwargs: object) -> bytes:
+        commands.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.git = counted  # type: ignore[method-assign]
+    try:
+        path.write_bytes(path.read_bytes() + b"y")
+        _record(store, "counted one")
+        one = len(commands)
+        time.sleep(2.1)  # past the racy window: the file just changed is trusted by its stat again
+        commands.clear()
+        _record(store, "counted unchanged")
+        return {"one_changed": one, "unchanged": len(commands)}
+    finally:
+        store.git = real  # type: ignore[method-assign]
 
 
 async def _rewind_bench(root: Path, home: Path, paths: list[Path], changed: int, runs: int) -> list[float]:
@@ -101,6 +130,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--rewind-files", type=int, default=50)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--output", type=Path, default=RESULTS / "checkpoints.json")
     args = parser.parse_args()
     if args.quick:
         args.files, args.mb, args.runs, args.turns = 1000, 20, 5, 10
@@ -117,6 +147,7 @@ def main() -> None:
         for i in range(args.runs):
             paths[i].write_bytes(paths[i].read_bytes() + b"x")
             one_changed.append(_record(store, f"one {i}"))
+        processes = _count_git(store, paths[args.runs])
         size_before = _dir_size(store.git_dir)
         sizes = []
         for turn in range(args.turns):
@@ -130,6 +161,7 @@ def main() -> None:
         "first_record_ms": round(first, 1),
         "record_unchanged_ms": _median(unchanged),
         "record_one_changed_ms": _median(one_changed),
+        "git_processes": processes,
         "growth": {
             "turns": args.turns, "store_before_kb": size_before // 1024, "store_after_kb": sizes[-1] // 1024,
             "kb_per_turn": round((sizes[-1] - size_before) / 1024 / args.turns, 1),
@@ -139,8 +171,9 @@ def main() -> None:
         "targets": {"record_one_changed_median_ms": 100, "rewind_median_ms": 500},
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "checkpoints.json").write_text(json.dumps(result, indent=2) + "\n")
+    result["store_module"] = sys.modules[CheckpointStore.__module__].__file__  # which store was measured
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 
 
