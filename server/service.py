@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import msgspec
-import uuid_utils
 
 from .agent.attachments import AttachmentError, read_attachments
 from .agent.events import EventSink
@@ -24,6 +23,7 @@ from .agent.loop import run_turn
 from .agent.session import AgentSession, SessionDeps
 from .agent.status import emit_status, status_payload
 from .agent.turns import QueuedPrompt
+from .model.ids import new_uuid7
 from .model.session_state import SessionState
 from .agent.usage import side_counter
 from .agent.tools.base import Tool, ToolHost
@@ -194,7 +194,7 @@ class ShiroService:
     def make_session(self, workspace: Workspace, state: SessionState | None = None, private: bool = False) -> AgentSession:
         """A live session of `workspace`: a new one, or one running on a saved `state` (resume)."""
         if state is None:
-            state = SessionState(id=str(uuid_utils.uuid7()), cwd=str(workspace.root), private=private)
+            state = SessionState(id=new_uuid7(), cwd=str(workspace.root), private=private)
         session_id = state.id
         deps = SessionDeps(
             settings=lambda: self.settings_for(session_id),

@@ -2,7 +2,7 @@
 
 The sink takes the protocol's Structs (`protocol.Event`, `TodosNotification`, `StatusPayload`);
 the LSP layer sends them as `shiro/event`, `shiro/todos` and `shiro/status` and turns approvals
-into dialogs; tests use a list sink.
+into dialogs; tests use a list sink (tests/support/sink.py).
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-
-import msgspec
 
 from ..protocol import ApprovalAnswer, Event, StatusPayload, TodosNotification
 
@@ -44,34 +42,3 @@ class EventSink(Protocol):
 
     def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
         """A call passed its approval (or needed none) and runs now (ACP's `in_progress`)."""
-
-
-class ListSink:
-    """Collects everything as it would go on the wire (builtins); approvals answered from a
-    script (default allow)."""
-
-    def __init__(self, answers: list[ApprovalAnswer] | None = None) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.todo_updates: list[dict[str, Any]] = []
-        self.statuses: list[dict[str, Any]] = []
-        self.answers = list(answers or [])
-        self.asked: list[tuple[str, str]] = []
-        self.requests: list[ApprovalRequest] = []
-        self.running: list[str] = []  # tool call ids, as they started
-
-    def event(self, event: Event) -> None:
-        self.events.append(msgspec.to_builtins(event))
-
-    def todos(self, payload: TodosNotification) -> None:
-        self.todo_updates.append(msgspec.to_builtins(payload))
-
-    def status(self, payload: StatusPayload) -> None:
-        self.statuses.append(msgspec.to_builtins(payload))
-
-    def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
-        self.running.append(tool_call_id)
-
-    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.asked.append((request.tool_name, request.summary))
-        self.requests.append(request)
-        return self.answers.pop(0) if self.answers else "allow"

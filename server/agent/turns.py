@@ -14,8 +14,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine
 
-import uuid_utils
 
+from ..model.ids import new_uuid7
 from ..protocol import TurnStatus
 
 log = logging.getLogger(__name__)
@@ -37,10 +37,6 @@ class QueuedPrompt:
     done: asyncio.Future[TurnOutcome]
     attachments: list[str] = field(default_factory=list)  # extra text parts sent with the prompt
     started: bool = False  # its turn ran (else it was cleared from the queue)
-
-
-def new_turn_id() -> str:
-    return str(uuid_utils.uuid7())
 
 
 class TurnQueue:
@@ -76,7 +72,7 @@ class TurnQueue:
 
     def submit(self, prompt: str | None, turn_id: str | None = None, attachments: list[str] | None = None) -> QueuedPrompt:
         """Queue a prompt; it runs when every earlier one has ended."""
-        item = QueuedPrompt(prompt, turn_id or new_turn_id(), asyncio.get_running_loop().create_future(), list(attachments or []))
+        item = QueuedPrompt(prompt, turn_id or new_uuid7(), asyncio.get_running_loop().create_future(), list(attachments or []))
         busy = self.running or bool(self._queue)
         self._queue.append(item)
         self._submitted(item, len(self._queue) if busy else 0)

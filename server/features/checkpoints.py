@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import msgspec
-import uuid_utils
 
 from ..agent.session import AgentSession
 from ..agent.status import emit_status
@@ -39,7 +38,8 @@ from ..state.checkpoint_store import (
     restore_file,
 )
 from ..state.paths import shiro_home, workspace_key
-from ..state.session_record import now_iso
+from ..model.ids import new_uuid7
+from ..model.timestamps import iso_utc
 
 if TYPE_CHECKING:
     from ..agent.session import AgentSession
@@ -95,8 +95,6 @@ class CheckpointFeature:
     def __init__(self, announce_todos: "Callable[[AgentSession], None]") -> None:
         self.announce_todos = announce_todos  # a rewind changed the task list: clients show it
         self._stores: dict[Path, CheckpointStore] = {}
-        # One recording at a time per session's turn: before_tools and a rewind never interleave.
-        self._recording: dict[str, asyncio.Task[None]] = {}
 
     def store(self, root: Path) -> CheckpointStore:
         store = self._stores.get(root)
@@ -108,7 +106,7 @@ class CheckpointFeature:
     def turn_started(self, session: AgentSession, turn_id: str, prompt: str | None) -> None:
         mark = CheckpointMark(
             turn_id=turn_id,
-            created_at=now_iso(),
+            created_at=iso_utc(),
             prompt=prompt or "",
             message_index=len(session.messages) - 1 if prompt is not None else -1,
             todos=list(session.todos),
@@ -279,7 +277,7 @@ class CheckpointFeature:
                 plan.conflicts.append(RewindConflict(path=path, reason="the editor refused the edit"))
 
     async def _record_rewind(self, session: AgentSession, target: CheckpointMark, plan: _Plan, cut: bool) -> str:
-        rewind_id = str(uuid_utils.uuid7())
+        rewind_id = new_uuid7()
         messages, todos, marks = list(session.messages), list(session.todos), marks_of(session)
         replaced = _Replaced(messages, todos, marks)
 
@@ -292,7 +290,7 @@ class CheckpointFeature:
 
         after, files, conversation = await self._checked(session, record)
         mark = CheckpointMark(
-            turn_id=rewind_id, created_at=now_iso(), kind="rewind", prompt=f"rewind to: {target.prompt}" if target.prompt else "rewind",
+            turn_id=rewind_id, created_at=iso_utc(), kind="rewind", prompt=f"rewind to: {target.prompt}" if target.prompt else "rewind",
             todos=todos, before=plan.safety, after=after, files=files, conversation=conversation,
         )
         if cut and target.kind == "turn":

@@ -21,7 +21,7 @@ from ..errors import Refused
 from ..model.session_state import CompactedSpan
 from ..model.transcript import Message
 from ..protocol import CompactArgs, CompactResult
-from ..state.session_record import now_iso
+from ..model.timestamps import iso_utc
 
 if TYPE_CHECKING:
     from ..agent.provider.openai_provider import OpenAIProvider
@@ -84,7 +84,7 @@ class CompactionFeature:
             raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
         except ValueError as err:
             raise Refused(str(err)) from None
-        session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=now_iso(), messages=session.messages))
+        session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=iso_utc(), messages=session.messages))
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
         await self.short_term_memory.transcript_replaced(session)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+
 from ..protocol import HistoryResult
 from ..state.atomic import StateError
 from ..state.history import PromptHistory
@@ -21,7 +22,6 @@ log = logging.getLogger(__name__)
 class HistoryFeature:
     def __init__(self) -> None:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shiro-history")
-        self._last: Future[None] | None = None
 
     def _store(self, workspace: Workspace) -> PromptHistory:
         return PromptHistory(shiro_home(), workspace.key)
@@ -33,7 +33,7 @@ class HistoryFeature:
             log.warning("prompt not added to history: %s", exc)
 
     def record(self, workspace: Workspace, prompt: str) -> None:
-        self._last = self._writer.submit(self._add, workspace, prompt)
+        self._writer.submit(self._add, workspace, prompt)
 
     async def load(self, workspace: Workspace) -> HistoryResult:
         # Reads queue behind pending appends, so a prompt just sent is in the answer.

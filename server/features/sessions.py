@@ -25,7 +25,8 @@ from ..model.transcript import pending_calls
 from ..protocol import NEVER_WRITTEN, NoticeEvent, ResumeResult, SaveResult, SessionsResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
-from ..state.session_record import SessionRecord, make_title, now_iso, record_of
+from ..model.timestamps import iso_utc
+from ..state.session_record import SessionRecord, make_title, record_of
 from ..model.session_state import SessionState
 from ..session_registry import SessionRegistry
 from ..state.session_store import SessionBusy, SessionStore
@@ -50,7 +51,7 @@ class _SaveState:
 
 def to_record(session: AgentSession, model: str) -> SessionRecord:
     """The session's state stamped with this save (a snapshot the writer thread encodes)."""
-    now, state = now_iso(), session.state
+    now, state = iso_utc(), session.state
     return record_of(state, created_at=state.created_at or now, updated_at=now, provider="openai", model=model,
                      title=make_title(state.title) if state.title else "")
 
@@ -88,7 +89,7 @@ class SessionsFeature:
         if not session.messages:
             return
         if not session.created_at:
-            session.created_at = now_iso()
+            session.created_at = iso_utc()
         state = self._state(session)
         state.dirty = True
         loop = asyncio.get_running_loop()
@@ -246,7 +247,7 @@ class SessionsFeature:
                     await asyncio.to_thread(self.store.acquire, record.id)
         except StateError as exc:
             raise Refused(str(exc)) from None
-        session = self._from_record(workspace, record)
+        session = self.run_saved(workspace, record)  # a record is the state it saved
         opened = self._opened(workspace, session, forked_from)
         if forked_from is not None:
             # Saved once current: a save releases saved sessions that are no workspace's current one.
@@ -260,9 +261,6 @@ class SessionsFeature:
         except OSError:
             return None
         return self.registry.workspace_at(root)
-
-    def _from_record(self, workspace: Workspace, record: SessionRecord) -> AgentSession:
-        return self.run_saved(workspace, record)  # a record is the state it saved
 
     def _opened(self, workspace: Workspace, session: AgentSession, forked_from: str | None) -> ResumeResult:
         workspace.current = session

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -18,6 +17,7 @@ from ..agent.short_term_memory import Plan, TurnFacts, block_bound, memory_text,
 from ..agent.tools.base import Tool
 from ..agent.tools.stm_tool import short_term_memory_tool
 from ..errors import Refused
+from ..model.timestamps import iso_utc
 from ..protocol import NoticeEvent, StmClearResult, StmCurrent, StmOther, StmResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
     from ..session_registry import SessionRegistry
 
 log = logging.getLogger(__name__)
-
-
-def iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class ShortTermMemoryFeature:
@@ -159,11 +155,11 @@ class ShortTermMemoryFeature:
             raise Refused(str(exc)) from None
         current = None
         if own is not None and not own.is_empty:
-            current = StmCurrent(kind=own.kind, text=memory_text(own), updatedAt=iso(own.updated_at))
+            current = StmCurrent(kind=own.kind, text=memory_text(own), updatedAt=iso_utc(own.updated_at))
         return StmResult(
             current=current,
             others=[
-                StmOther(sessionId=r.session_id, title=r.title, workspace=Path(r.workspace).as_uri(), text=memory_text(r), updatedAt=iso(r.updated_at))
+                StmOther(sessionId=r.session_id, title=r.title, workspace=Path(r.workspace).as_uri(), text=memory_text(r), updatedAt=iso_utc(r.updated_at))
                 for r in others
             ],
         )

@@ -57,10 +57,10 @@ from .atomic import (
 )
 from .paths import workspace_key
 from ..protocol import SessionSummary
+from ..model.timestamps import iso_to_epoch
 from .session_record import (
     SessionRecord,
     first_prompt,
-    iso_to_epoch,
     make_title,
     record_decoder,
     record_problem,
@@ -203,9 +203,6 @@ class IndexTxn:
 
     def set_state(self, dir_mtime: int) -> None:
         self.conn.execute("INSERT OR REPLACE INTO sync (one, dir_mtime_ns) VALUES (0, ?)", (dir_mtime,))
-
-    def forget_state(self) -> None:
-        self.conn.execute("DELETE FROM sync")
 
     def entry(self, session_id: str) -> IndexEntry | None:
         row = self.conn.execute(

@@ -7,16 +7,14 @@ cannot mean anything without (`id`, `createdAt`, `updatedAt`, `cwd`) are require
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import msgspec
-import uuid_utils
 
 from ..model.session_state import Notebook as Notebook, SessionState
 from ..model.todo import Todo as Todo  # the record's vocabulary, importable from here as before
 from ..model.one_line import one_line_head
+from ..model.timestamps import iso_to_epoch
 from ..model.transcript import Message, TextPart, UserMessage
 
 #: Titles longer than this are cut and end with an ellipsis (the ellipsis counts).
@@ -58,31 +56,6 @@ def encode_record(record: SessionRecord) -> bytes:
 
 def decode_record(data: bytes) -> SessionRecord:
     return record_decoder.decode(data)
-
-
-def now_iso() -> str:
-    """ISO 8601 UTC with milliseconds and `Z`, the form the TypeScript original wrote."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def iso_to_epoch(text: str) -> float:
-    """Seconds since the epoch for an ISO 8601 time; a time without an offset is taken as UTC."""
-    when = datetime.fromisoformat(text)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.timestamp()
-
-
-def new_id() -> str:
-    return str(uuid_utils.uuid7())
-
-
-def new_record(cwd: str | Path, provider: str, model: str) -> SessionRecord:
-    """An empty session; it is not written until it holds a message."""
-    now = now_iso()
-    return SessionRecord(
-        id=new_id(), created_at=now, updated_at=now, cwd=str(Path(cwd).resolve()), provider=provider, model=model
-    )
 
 
 def make_title(prompt: str, limit: int = TITLE_MAX) -> str:

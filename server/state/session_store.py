@@ -36,14 +36,14 @@ from .atomic import (
 from .paths import sessions_dir
 from .session_index import IndexEntry, IndexTxn, SessionIndex, record_check
 from ..protocol import SessionSummary
+from ..model.ids import new_uuid7
+from ..model.timestamps import iso_utc
 from .session_record import (
     SessionRecord,
     decode_record,
     encode_record,
     first_prompt,
     make_title,
-    new_id,
-    now_iso,
     record_decoder,
 )
 
@@ -197,7 +197,7 @@ class SessionStore:
         self._check_id(record.id)
         with self._mutex:
             if touch:
-                record.updated_at = now_iso()
+                record.updated_at = iso_utc()
             if not record.title:
                 record.title = make_title(first_prompt(record.messages))
             data = encode_record(record)
@@ -278,8 +278,8 @@ class SessionStore:
     def fork(self, record: SessionRecord) -> SessionRecord:
         """A deep copy under a new id (for continuing a session another server holds). Not saved."""
         copy = decode_record(encode_record(record))
-        copy.id = new_id()
-        copy.created_at = copy.updated_at = now_iso()
+        copy.id = new_uuid7()
+        copy.created_at = copy.updated_at = iso_utc()
         return copy
 
     # -- listing and lookup ---------------------------------------------------------------

@@ -11,7 +11,8 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from shiro_neko.agent.events import EventSink, ListSink
+from shiro_neko.agent.events import EventSink
+from tests.support.sink import ListSink
 from shiro_neko.agent.provider.base import Completed, OutputStarted, Provider, ProviderEvent, ProviderRequest, RefusalDelta, TextDelta, Usage
 from shiro_neko.agent.loop import run_turn
 from shiro_neko.agent.session import AgentSession, SessionDeps

@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from shiro_neko.agent.events import ListSink
+from tests.support.sink import ListSink
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.protocol import ChatArgs
 from shiro_neko.service import ShiroService

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from shiro_neko.agent.events import ListSink
+from tests.support.sink import ListSink
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.protocol import ChatArgs, plain
 from shiro_neko.service import ShiroService

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from shiro_neko.agent.events import ListSink
+from tests.support.sink import ListSink
 from shiro_neko.agent.provider.base import ProviderError, ProviderRequest
 from shiro_neko.agent.status import status_payload
 from shiro_neko.model.transcript import (

@@ -16,7 +16,8 @@ import pytest
 from shiro_neko.model.transcript import AssistantMessage, TextPart, user_text
 from shiro_neko.state import atomic
 from shiro_neko.state.session_index import IndexEntry, SessionIndex
-from shiro_neko.state.session_record import SessionRecord, new_record
+from shiro_neko.state.session_record import SessionRecord
+from tests.support.records import new_record
 from shiro_neko.state.session_store import SessionStore
 
 SPAWN = multiprocessing.get_context("spawn")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from shiro_neko.agent.events import ListSink
+from tests.support.sink import ListSink
 from shiro_neko.agent.session import AgentSession, SessionDeps
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.config import Settings

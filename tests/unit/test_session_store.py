@@ -34,9 +34,9 @@ from shiro_neko.state.session_record import (
     Todo,
     encode_record,
     make_title,
-    new_id,
-    new_record,
 )
+from shiro_neko.model.ids import new_uuid7 as new_id
+from tests.support.records import new_record
 from shiro_neko.state.session_store import (
     AmbiguousPrefix,
     CorruptSession,

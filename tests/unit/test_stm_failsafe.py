@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from shiro_neko.agent.events import ListSink
+from tests.support.sink import ListSink
 from shiro_neko.agent.session import AgentSession
 from shiro_neko.agent.short_term_memory import Note, Plan
 from shiro_neko.config import Settings
