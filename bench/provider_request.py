@@ -311,10 +311,10 @@ async def bench(runs: int, warmup: int) -> dict[str, Any]:
     from shiro_neko.agent.provider import wire_responses
     from shiro_neko.agent.provider.base import ProviderRequest, ToolSpec
     from shiro_neko.agent.provider.openai_provider import EndpointConfig, OpenAIProvider
-    from shiro_neko.agent.tools.registry import core_tools, tool_schemas
+    from shiro_neko.agent.tools.registry import core_tools
 
     messages, input_bytes = calibrated_transcript()
-    specs = [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tool_schemas(core_tools())]
+    specs = [ToolSpec(t.name, t.description, t.parameters) for t in core_tools()]
     request = ProviderRequest(MODEL, INSTRUCTIONS, messages, specs)
     body = wire_responses.request_body(request, store=True)
     items = body["input"]

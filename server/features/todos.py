@@ -7,7 +7,7 @@ import msgspec
 from ..agent.session import AgentSession
 from ..agent.todos import render_todos, render_todos_for_prompt, todo_warnings
 from ..agent.tools.base import Tool
-from ..agent.tools.memory_tools import todo_tool
+from ..agent.tools.todo_tools import todo_tool
 from ..model.todo import Todo
 from ..protocol import TodosNotification, TodosResult
 

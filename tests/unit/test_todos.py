@@ -18,7 +18,9 @@ from shiro_neko.agent.todos import (
     todo_warnings,
     validate_todos,
 )
-from shiro_neko.agent.tools.memory_tools import memory_tools, todo_tool
+from shiro_neko.agent.tools.memory_tools import memory_tools
+from shiro_neko.agent.tools.registry import run_tool
+from shiro_neko.agent.tools.todo_tools import todo_tool
 from shiro_neko.state.memory import MemoryDisabled, ProjectMemory
 
 SEED_LIST = [
@@ -158,7 +160,7 @@ async def test_todo_write_schema_and_behaviour_agree_on_a_blocked_task_without_a
     assert "note" not in items["required"]
     assert "required" not in note_doc.lower()
     assert "warn" in note_doc and "blocked" in note_doc
-    result = await tool.run(None, {"todos": [{"content": "docs", "status": "blocked"}]})  # type: ignore[arg-type]
+    result = await run_tool(tool, None, {"todos": [{"content": "docs", "status": "blocked"}]})  # type: ignore[arg-type]
     assert not result.is_error
     assert seen == [[Todo(content="docs", status="blocked")]]
     assert "blocked task 'docs' has no note" in result.output
@@ -174,7 +176,7 @@ async def test_todo_write_reports_the_list_and_warnings() -> None:
     assert "survive this turn" in tool.description
 
     raw = [{"content": "a", "status": "in_progress"}, {"content": "b", "status": "in_progress"}]
-    result = await tool.run(None, {"todos": raw})  # type: ignore[arg-type]
+    result = await run_tool(tool, None, {"todos": raw})  # type: ignore[arg-type]
     assert not result.is_error
     assert result.output.startswith("tasks " + "." * 24 + " 0/2\n[~] a\n[~] b")
     assert "warning: 2 tasks are in_progress" in result.output
@@ -184,10 +186,16 @@ async def test_todo_write_reports_the_list_and_warnings() -> None:
 async def test_todo_write_refuses_bad_input_without_changing_the_list() -> None:
     seen: list[list[Todo]] = []
     tool = todo_tool(seen.append)
-    result = await tool.run(None, {"todos": [{"content": "a", "status": "done"}]})  # type: ignore[arg-type]
-    assert result.is_error and "status is 'done'" in result.output
+    result = await run_tool(tool, None, {"todos": [{"content": "a", "status": "done"}]})  # type: ignore[arg-type]
+    assert result.is_error and "argument 'todos[0].status' must be one of pending, in_progress" in result.output
+    blank = await run_tool(tool, None, {"todos": [{"content": "a", "status": "pending"}, {"content": " \n", "status": "pending"}]})  # type: ignore[arg-type]
+    assert blank.is_error and "task list not changed: todos[1].content must be a non-empty string" in blank.output
+    # The array as a JSON string is refused in a sentence the model acts on: no model here sends
+    # one, and the strict check (tools/arguments.py) never let such a string reach the tool.
+    as_text = await run_tool(tool, None, {"todos": "[]"})  # type: ignore[arg-type]
+    assert as_text.is_error and "argument 'todos' must be an array, got \"[]\"" in as_text.output
     assert seen == []
-    cleared = await tool.run(None, {"todos": "[]"})  # type: ignore[arg-type]
+    cleared = await run_tool(tool, None, {"todos": []})  # type: ignore[arg-type]
     assert not cleared.is_error and seen == [[]]
 
 
@@ -203,21 +211,21 @@ async def test_memory_tools_round_trip_and_refusals(tmp_path: Path) -> None:
     assert remember.parameters["properties"]["kind"]["enum"] == ["fact", "decision", "gotcha", "command"]
     assert "survive this session" in remember.description
 
-    ok = await remember.run(None, {"kind": "command", "text": "tests run with pytest -q"})  # type: ignore[arg-type]
+    ok = await run_tool(remember, None, {"kind": "command", "text": "tests run with pytest -q"})  # type: ignore[arg-type]
     assert ok.output == "remembered: (command) tests run with pytest -q" and not ok.is_error
-    dup = await remember.run(None, {"kind": "command", "text": "Tests run with pytest -q"})  # type: ignore[arg-type]
+    dup = await run_tool(remember, None, {"kind": "command", "text": "Tests run with pytest -q"})  # type: ignore[arg-type]
     assert dup.is_error and "already stored" in dup.output
-    bad = await remember.run(None, {"kind": "command", "text": "a\nb"})  # type: ignore[arg-type]
+    bad = await run_tool(remember, None, {"kind": "command", "text": "a\nb"})  # type: ignore[arg-type]
     assert bad.is_error and "must be one line" in bad.output
 
-    found = await recall.run(None, {"terms": "PYTEST tests"})  # type: ignore[arg-type]
+    found = await run_tool(recall, None, {"terms": "PYTEST tests"})  # type: ignore[arg-type]
     assert found.output == "1 note:\n- (command) tests run with pytest -q"
-    none = await recall.run(None, {"terms": "cargo"})  # type: ignore[arg-type]
+    none = await run_tool(recall, None, {"terms": "cargo"})  # type: ignore[arg-type]
     assert not none.is_error and "no note" in none.output
 
-    empty = await forget.run(None, {"text": ""})  # type: ignore[arg-type]
+    empty = await run_tool(forget, None, {"text": ""})  # type: ignore[arg-type]
     assert empty.is_error
-    gone = await forget.run(None, {"text": "pytest"})  # type: ignore[arg-type]
+    gone = await run_tool(forget, None, {"text": "pytest"})  # type: ignore[arg-type]
     assert gone.output == "forgot 1 note containing 'pytest'"
     assert store.entries() == []
 
@@ -227,7 +235,7 @@ async def test_memory_tools_when_memory_is_disabled() -> None:
         raise MemoryDisabled()
 
     remember, _, _ = memory_tools(disabled)
-    result = await remember.run(None, {"kind": "fact", "text": "x"})  # type: ignore[arg-type]
+    result = await run_tool(remember, None, {"kind": "fact", "text": "x"})  # type: ignore[arg-type]
     assert result.is_error and "project memory is disabled (memory.enabled = false)" in result.output
 
 

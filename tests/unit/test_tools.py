@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +18,9 @@ from shiro_neko.agent.tools import search, shell
 from shiro_neko.agent.tools.base import Tool, ToolError, ToolResult
 from shiro_neko.agent.tools.disk_host import DiskToolHost
 from shiro_neko.agent.tools.output_cap import cap_output
-from shiro_neko.agent.tools.registry import core_tools, parse_arguments, run_tool, tool_schemas
+from shiro_neko.agent.tools.files import ReadFileArgs
+from shiro_neko.agent.tools.registry import core_tools, parse_arguments, run_tool
+from shiro_neko.agent.tools.search import ListFilesArgs
 from shiro_neko.agent.tools.workspace_paths import resolve_workspace_path
 
 TOOLS: dict[str, Tool] = {t.name: t for t in core_tools()}
@@ -74,12 +77,11 @@ def test_core_tools_order_approvals_and_schemas() -> None:
         "read_file": None, "list_files": None, "grep": None,
         "edit_file": "edit", "write_file": "edit", "run_command": "command",
     }
-    for schema in tool_schemas(tools):
-        assert set(schema) == {"name", "description", "parameters"}
-        params = schema["parameters"]
+    for tool in tools:
+        params = tool.parameters
         assert params["type"] == "object" and params["additionalProperties"] is False
         assert set(params["required"]) <= set(params["properties"])
-        assert len(schema["description"]) > 80
+        assert len(tool.description) > 80
 
 
 async def test_invalid_json_arguments(host: DiskToolHost) -> None:
@@ -98,11 +100,11 @@ async def test_argument_validation(host: DiskToolHost) -> None:
     assert not_object.is_error and "must be a JSON object" in not_object.output
     too_long = await call(host, "run_command", {"command": "true", "timeout_seconds": 601})
     assert too_long.is_error and "at most 600" in too_long.output
-    # null for an optional key means absent; 2.0 is an integer
-    assert parse_arguments(TOOLS["read_file"], '{"path": "a", "start_line": 2.0, "end_line": null}') == {
-        "path": "a", "start_line": 2,
-    }
-    assert parse_arguments(TOOLS["list_files"], "") == {}
+    # The tool gets its Struct: null for an optional key means absent (UNSET); 2.0 is an integer
+    assert parse_arguments(TOOLS["read_file"], '{"path": "a", "start_line": 2.0, "end_line": null}') == ReadFileArgs(
+        path="a", start_line=2,
+    )
+    assert parse_arguments(TOOLS["list_files"], "") == ListFilesArgs()
     # bool is not an integer, as in JSON
     flag = await call(host, "run_command", {"command": "true", "timeout_seconds": True})
     assert flag.is_error and "'timeout_seconds' must be an integer, got true" in flag.output
@@ -112,7 +114,7 @@ async def test_argument_validation(host: DiskToolHost) -> None:
 
 async def test_nested_arguments_are_checked_from_the_same_struct() -> None:
     """todo_write's items: the schema the model sees and the check come from one Struct."""
-    from shiro_neko.agent.tools.memory_tools import todo_tool
+    from shiro_neko.agent.tools.todo_tools import todo_tool
 
     seen: list[Any] = []
     tool = todo_tool(seen.append)
@@ -149,7 +151,7 @@ _FIELDS = st.sampled_from(["path", "start_line", "end_line", "pattern", "glob", 
 @given(args=st.dictionaries(_FIELDS, _JSON, max_size=4), name=st.sampled_from([*TOOLS, "todo_write"]))
 def test_any_json_object_is_either_accepted_or_refused_in_a_sentence(args: dict[str, Any], name: str) -> None:
     """Whatever object the model sends, the check answers with arguments or a ToolError."""
-    from shiro_neko.agent.tools.memory_tools import todo_tool
+    from shiro_neko.agent.tools.todo_tools import todo_tool
 
     tool = TOOLS.get(name) or todo_tool(lambda t: None)
     try:
@@ -157,7 +159,8 @@ def test_any_json_object_is_either_accepted_or_refused_in_a_sentence(args: dict[
     except ToolError as exc:
         assert str(exc) and "\n" not in str(exc)
     else:
-        assert set(parsed) <= set(tool.parameters["properties"])
+        assert isinstance(parsed, tool.arguments)  # type: ignore[arg-type]
+        assert set(msgspec.to_builtins(parsed)) <= set(tool.parameters["properties"])
 
 
 def test_schemas_come_from_the_structs_as_providers_take_them() -> None:
@@ -167,8 +170,10 @@ def test_schemas_come_from_the_structs_as_providers_take_them() -> None:
 
     import jsonschema
 
-    from shiro_neko.agent.tools.memory_tools import memory_tools, todo_tool
+    from shiro_neko.agent.tools.memory_tools import memory_tools
     from shiro_neko.agent.tools.stm_tool import short_term_memory_tool
+
+    from shiro_neko.agent.tools.todo_tools import todo_tool
 
     tools = core_tools() + memory_tools(lambda: None) + [todo_tool(lambda t: None), short_term_memory_tool(lambda s, c: None)]  # type: ignore[arg-type, return-value]
     for tool in tools:

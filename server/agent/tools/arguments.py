@@ -6,7 +6,7 @@ schema from the Struct (types, bounds, enums, descriptions), and `convert` check
 object against the same Struct in C; a hand-written validator beside a hand-written schema
 drifted apart. MCP tools keep their servers' schemas (mcp/tools.py checks those).
 
-Malformed arguments never raise past `parse_arguments`' caller: each problem becomes a
+Malformed arguments never raise past `run_tool` (tools/registry.py): each problem becomes a
 `ToolError` sentence the model reads and can act on ("argument 'path' must be a string, got 3").
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -179,10 +179,13 @@ def decode_object(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     return args
 
 
-def check_arguments(arguments: type[msgspec.Struct], args: dict[str, Any], tool_name: str) -> dict[str, Any]:
-    """`args` checked against the Struct: the arguments given, as plain JSON values (normalised as
-    `_normalised` says), or ToolError naming every missing or unknown top-level argument, else the
-    first other problem msgspec finds."""
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def check_arguments(arguments: type[S], args: dict[str, Any], tool_name: str) -> S:
+    """`args` decoded into the Struct (normalised first, as `_normalised` says): what the tool's
+    `run` receives, or ToolError naming every missing or unknown top-level argument, else the
+    first other problem msgspec finds. Optional arguments not given are `msgspec.UNSET`."""
     schema = json_schema(arguments)
     props: dict[str, Any] = schema.get("properties", {})
     required: list[str] = schema.get("required", [])
@@ -200,10 +203,8 @@ def check_arguments(arguments: type[msgspec.Struct], args: dict[str, Any], tool_
             f"{', '.join(repr(k) for k in missing)} for {tool_name}"
         )
     try:
-        # Strict: bool is not an int, as in JSON, and "12" is not a number.
-        checked = msgspec.convert(args, type=arguments)
+        # Strict: bool is not an int, as in JSON, and "12" is not a number (nor "[...]" an array:
+        # the model reads "argument 'todos' must be an array" and sends one).
+        return msgspec.convert(args, type=arguments)
     except msgspec.ValidationError as exc:
         raise ToolError(explain(exc, args, schema, tool_name)) from None
-    out = msgspec.to_builtins(checked)  # UNSET fields are left out: "not given"
-    assert isinstance(out, dict)
-    return out

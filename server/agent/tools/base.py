@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal, Protocol
+from typing import Any, Awaitable, Callable, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -46,20 +46,29 @@ class ToolResult:
     notice: str | None = None
 
 
+# What `run` receives: a core tool's arguments Struct, or an MCP tool's plain JSON object.
+A = TypeVar("A")
+
+
 @dataclass
-class Tool:
+class Tool(Generic[A]):
     name: str
     description: str
-    run: Callable[["ToolHost", dict[str, Any]], Awaitable[ToolResult]]
+    # Gets the call's arguments already checked (tools/registry.py `run_tool`): a core tool its
+    # `arguments` Struct, so it never checks a type or a bound again; an MCP tool a dict.
+    run: Callable[["ToolHost", A], Awaitable[ToolResult]]
     # A core tool's arguments, defined once (tools/arguments.py): `parameters` is derived from it
-    # and every call is checked against it before `run` sees the arguments.
-    arguments: type[msgspec.Struct] | None = None
+    # and every call is decoded into it before `run` sees the arguments. None: an MCP tool, whose
+    # schema is its server's (mcp/tools.py checks those).
+    arguments: type[A] | None = None
     # JSON schema of the arguments object: from `arguments`, or an MCP server's own schema.
     parameters: dict[str, Any] = field(default_factory=dict)
     # Which approval this call needs under the `approvals` setting, or None when never.
     approval: ApprovalKind | None = None
+    # The approval's one line, from the arguments as the model sent them (not yet checked).
     summary: Callable[[dict[str, Any]], str] = field(default=lambda args: "")
-    # For edits: the file and its whole text as the call would leave it (shown with the approval).
+    # For edits: the file and its whole text as the call would leave it (shown with the approval;
+    # from the unchecked arguments too, so it must expect anything).
     preview: Callable[["ToolHost", dict[str, Any]], Awaitable[tuple[Path, str] | None]] | None = None
     # The result of a denied call when the default one would not say enough (it must say "denied").
     denied: str | None = None
@@ -68,4 +77,5 @@ class Tool:
         if self.arguments is not None:
             from .arguments import json_schema  # noqa: PLC0415 - arguments imports ToolError from here
 
+            assert issubclass(self.arguments, msgspec.Struct), self.name
             self.parameters = json_schema(self.arguments)

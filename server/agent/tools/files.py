@@ -17,6 +17,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from .. import workspace_fs
 from ..workspace_fs import NotRegularFile
+from .arguments import check_arguments
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .output_cap import cap_output
 from .workspace_paths import resolve_workspace_path, workspace_relative
@@ -107,14 +108,12 @@ def _number(lines: list[str], first: int) -> str:
     return "\n".join(out)
 
 
-async def _read_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    path = resolve_workspace_path(host.root, args["path"])
+async def _read_file(host: ToolHost, args: ReadFileArgs) -> ToolResult:
+    path = resolve_workspace_path(host.root, args.path)
     shown = workspace_relative(host.root, path)
     lines = split_lines(await editor_or_disk_text(host, path, shown))
-    start: int = args.get("start_line") or 1
-    end: int | None = args.get("end_line")
-    if start < 1 or (end is not None and end < 1):
-        raise ToolError("start_line and end_line count from 1")
+    start = args.start_line or 1  # both are at least 1: the Struct's bound
+    end = args.end_line or None
     if end is not None and end < start:
         raise ToolError(f"end_line {end} is before start_line {start}")
     if not lines:
@@ -140,10 +139,10 @@ def _rejected(shown: str) -> ToolResult:
     return ToolResult(f"the user rejected the edit to '{shown}'; the file is unchanged", is_error=True)
 
 
-async def _write_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    path = resolve_workspace_path(host.root, args["path"])
+async def _write_file(host: ToolHost, args: WriteFileArgs) -> ToolResult:
+    path = resolve_workspace_path(host.root, args.path)
     shown = workspace_relative(host.root, path)
-    content: str = args["content"]
+    content = args.content
     try:
         found = await asyncio.to_thread(workspace_fs.stat, host.root, path)
     except FileNotFoundError:
@@ -177,12 +176,11 @@ def _positions(text: str, needle: str) -> list[int]:
     return found
 
 
-async def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str, str, int, str, str]:
+async def _planned_edit(host: ToolHost, args: EditFileArgs) -> tuple[Path, str, str, int, str, str]:
     """What an edit_file call would do: (path, shown, the text now, where, old, new); refusals raise."""
-    path = resolve_workspace_path(host.root, args["path"])
+    path = resolve_workspace_path(host.root, args.path)
     shown = workspace_relative(host.root, path)
-    old: str = args["old_text"]
-    new: str = args["new_text"]
+    old, new = args.old_text, args.new_text
     if not old:
         raise ToolError("old_text is empty; to write a whole file use write_file")
     if old == new:
@@ -206,7 +204,7 @@ async def _planned_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str
     return path, shown, text, found[0], old, new
 
 
-async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+async def _edit_file(host: ToolHost, args: EditFileArgs) -> ToolResult:
     path, shown, text, at, old, new = await _planned_edit(host, args)
     updated = text[:at] + new + text[at + len(old) :]
     if not await host.apply_text(path, updated, create=False):
@@ -220,18 +218,20 @@ async def _edit_file(host: ToolHost, args: dict[str, Any]) -> ToolResult:
 
 
 async def _preview_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
-    """The whole file as the edit would leave it, for the approval's diff (None: it would fail)."""
+    """The whole file as the edit would leave it, for the approval's diff (None: it would fail).
+    The approval comes before `run_tool`'s check, so the arguments are checked here the same way."""
     try:
-        path, _, text, at, old, new = await _planned_edit(host, args)
-    except (ToolError, KeyError, TypeError, OSError):
+        path, _, text, at, old, new = await _planned_edit(host, check_arguments(EditFileArgs, args, "edit_file"))
+    except (ToolError, OSError):
         return None
     return path, text[:at] + new + text[at + len(old) :]
 
 
 async def _preview_write(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
     try:
-        return resolve_workspace_path(host.root, args["path"]), str(args["content"])
-    except (ToolError, KeyError, TypeError, OSError):
+        checked = check_arguments(WriteFileArgs, args, "write_file")
+        return resolve_workspace_path(host.root, checked.path), checked.content
+    except (ToolError, OSError):
         return None
 
 

@@ -1,4 +1,4 @@
-"""The core tools, their schemas for the provider, and the one way to run a call.
+"""The core tools and the one way to run a call: its arguments decoded once, into what `run` takes.
 
 `run_tool` never raises for anything the model did wrong: bad JSON, a missing or mistyped
 argument, a refused path all become an error result the model reads and can fix. Only
@@ -23,14 +23,10 @@ def core_tools(sandbox: Sandbox | None = None, *, env_names: tuple[str, ...] = (
     return [READ_FILE, LIST_FILES, GREP, EDIT_FILE, WRITE_FILE, shell]
 
 
-def tool_schemas(tools: list[Tool]) -> list[dict[str, Any]]:
-    """Provider-neutral function-tool declarations; each provider adapter wraps them its own way."""
-    return [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-
-
-def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> dict[str, Any]:
-    """The call's arguments: checked against the tool's `arguments` Struct (tools/arguments.py);
-    an MCP tool has none: mcp/tools.py checks its arguments against its server's own schema."""
+def parse_arguments(tool: Tool[Any], raw: str | dict[str, Any] | None) -> Any:
+    """What the tool's `run` receives: a core tool's `arguments` Struct, decoded and checked once
+    here (tools/arguments.py); an MCP tool has none and gets the JSON object (mcp/tools.py checks
+    it against its server's own schema)."""
     args = decode_object(raw)
     if tool.arguments is None:
         # null for an optional argument means "not given" (strict-mode models send every key).
@@ -39,7 +35,7 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> dict[str, A
     return check_arguments(tool.arguments, args, tool.name)
 
 
-async def run_tool(tool: Tool, host: ToolHost, args: str | dict[str, Any] | None) -> ToolResult:
+async def run_tool(tool: Tool[Any], host: ToolHost, args: str | dict[str, Any] | None) -> ToolResult:
     """Run one call; every failure except cancellation becomes an isError result."""
     try:
         return await tool.run(host, parse_arguments(tool, args))

@@ -118,17 +118,18 @@ def _walk_matching(host: ToolHost, start: Path, pattern: str, stop: threading.Ev
     return found
 
 
-async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    start, shown = await asyncio.to_thread(_start, host, args.get("path"))
-    _glob_matcher(args.get("pattern") or "**/*")  # a bad pattern is the model's error, at once
+async def _list_files(host: ToolHost, args: ListFilesArgs) -> ToolResult:
+    start, shown = await asyncio.to_thread(_start, host, args.path or None)
+    pattern = args.pattern or "**/*"
+    _glob_matcher(pattern)  # a bad pattern is the model's error, at once
     stop = threading.Event()
     try:
         # In a worker thread: a walk of a large tree never holds the event loop.
-        found = await asyncio.to_thread(_walk_matching, host, start, args.get("pattern") or "**/*", stop)
+        found = await asyncio.to_thread(_walk_matching, host, start, pattern, stop)
     finally:
         stop.set()
     if not found:
-        return ToolResult(f"no files match '{args.get('pattern') or '**/*'}' in '{shown}'")
+        return ToolResult(f"no files match '{pattern}' in '{shown}'")
     found.sort()
     body = "\n".join(found[:MAX_LIST_ENTRIES])
     if len(found) > MAX_LIST_ENTRIES:
@@ -139,13 +140,14 @@ async def _list_files(host: ToolHost, args: dict[str, Any]) -> ToolResult:
     return ToolResult(cap_output(body))
 
 
-async def _grep(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-    pattern: str = args["pattern"]
-    start, shown = await asyncio.to_thread(_start, host, args.get("path"))
+async def _grep(host: ToolHost, args: GrepArgs) -> ToolResult:
+    pattern = args.pattern
+    start, shown = await asyncio.to_thread(_start, host, args.path or None)
+    glob = args.glob or None
     found = await ripgrep.search(
         host.root, workspace_fs.relative_to_root(host.root, start), pattern,
-        case_insensitive=bool(args.get("case_insensitive")), glob=args.get("glob"),
-        buffers=_open_buffers(host, start, _glob_matcher(args.get("glob")) if args.get("glob") else None),
+        case_insensitive=args.case_insensitive is True, glob=glob,
+        buffers=_open_buffers(host, start, _glob_matcher(glob) if glob else None),
         max_matches=MAX_GREP_MATCHES, max_file_bytes=MAX_GREP_FILE_BYTES,
     )
     lines = []

@@ -12,7 +12,7 @@ import contextlib
 import os
 import shutil
 import signal
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -173,10 +173,10 @@ async def _stop_group(pgid: int) -> None:
     group_watch.unwatch(pgid)
 
 
-async def _run_command(host: ToolHost, args: dict[str, Any], sandbox: Sandbox | None = None,
+async def _run_command(host: ToolHost, args: RunCommandArgs, sandbox: Sandbox | None = None,
                        env_names: tuple[str, ...] = ()) -> ToolResult:
-    command: str = args["command"]
-    timeout = min(max(int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_S), 1), MAX_TIMEOUT_S)
+    command = args.command
+    timeout = args.timeout_seconds or DEFAULT_TIMEOUT_S  # within 1..MAX_TIMEOUT_S: the Struct's bounds
     argv = [_shell(), "-c", command]
     if sandbox is not None:
         argv = sandbox.wrap(argv, str(host.root))
@@ -246,7 +246,7 @@ def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = ()
         else None
     )
 
-    async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
+    async def run(host: ToolHost, args: RunCommandArgs) -> ToolResult:
         return await _run_command(host, args, sandbox, env_names)
 
     return Tool(

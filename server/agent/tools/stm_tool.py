@@ -8,7 +8,6 @@ free-text summary into named sections that later calls update one by one.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -40,20 +39,10 @@ Write = Callable[[str | None, dict[str, str] | None], StmRecord]
 def short_term_memory_tool(write: Write) -> Tool:
     """The tool over `write(summary, categories)`, which stores and returns the merged memory."""
 
-    async def run(host: ToolHost, args: dict[str, Any]) -> ToolResult:
-        summary = args.get("summary")
-        categories = args.get("categories")
-        if isinstance(categories, str):  # some models send the object as a JSON string
-            try:
-                categories = json.loads(categories)
-            except ValueError:
-                return ToolResult("categories must be an object {name: text}", is_error=True)
-        if summary is not None and not isinstance(summary, str):
-            return ToolResult("summary must be a string", is_error=True)
-        if categories is not None and (
-            not isinstance(categories, dict) or not all(isinstance(v, str) for v in categories.values())
-        ):
-            return ToolResult("categories must be an object whose values are strings: {name: text}", is_error=True)
+    async def run(host: ToolHost, args: ShortTermMemoryArgs) -> ToolResult:
+        # Not given (UNSET) is None for the store; "" is a summary given empty.
+        summary = None if args.summary is UNSET else args.summary
+        categories = None if args.categories is UNSET else args.categories
         try:
             record = await asyncio.to_thread(write, summary, categories)
         except StateError as err:
