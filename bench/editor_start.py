@@ -11,12 +11,12 @@ Per run, from just before the spawn:
 - to_first_request_ms: the fake read the first request's first byte;
 - to_chat_answer_ms: the `shiro.chat` answer (the turn is over);
 - server marks (SHIRO_TRACE): server_main_ms (the interpreter is up), front_initialize_ms (the
-  stdlib front answered `initialize`, server/lsp_front.py), server_imported_ms (the LSP layer
+  stdlib front answered `initialize`, server/startup/lsp_front.py), server_imported_ms (the LSP layer
   imported, in its thread), server_initialize_ms (pygls handled the replayed `initialize`), early_request_ms (the first request handed to httpx2 before the SDK,
   agent/provider/early_request.py), openai_import_ms / openai_client_ms (the SDK import's start
   and end, in its thread).
 
-Each run's fresh state home is given the generated-code cache (server/codegen_cache.py) its
+Each run's fresh state home is given the generated-code cache (server/startup/codegen_cache.py) its
 warm-up run wrote, as a user's home has it after the first start (common/issue28.py,
 CodegenSeed); --ab-codegen also runs each time without it (the first start after an install).
 The floors are measured with the cache off.
@@ -124,7 +124,7 @@ def main() -> None:
                         help="also run each time with the front off (SHIRO_LSP_FRONT=0): before/after in one run")
     parser.add_argument("--ab-codegen", action="store_true",
                         help="also run each time without the generated-code cache (SHIRO_CODEGEN_CACHE=0:"
-                             " the first start after an install, server/codegen_cache.py)")
+                             " the first start after an install, server/startup/codegen_cache.py)")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
     compile_package(args.python)

@@ -3,7 +3,7 @@
 The fake provider (bench/common/fake_child.py, a child process) is scripted per run with a
 `run_command` call (`true`), then a text answer. `shiro -p ... --approvals auto` runs in a fresh
 workspace and SHIRO_NEKO_HOME (nothing warm to attach to: `SHIRO_WARM=0`), with SHIRO_TRACE set so client, server and fake write CLOCK_MONOTONIC marks to one file
-(shiro_neko.trace). Per run:
+(shiro_neko.startup.trace). Per run:
 
 - wall_ms: spawn of `shiro` -> its exit (the bench's waitpid);
 - client_start_ms: spawn -> the client's `main()` (interpreter and client imports);
@@ -14,9 +14,9 @@ workspace and SHIRO_NEKO_HOME (nothing warm to attach to: `SHIRO_WARM=0`), with 
   together), and cpu_s: user+system CPU of client and server (their own exit marks).
 
 The same runs again as repeat runs: one state home and a private XDG_RUNTIME_DIR, a first run
-that leaves the warm server (server/warm.py) behind, then runs that must be served by it.
+that leaves the warm server (server/startup/warm.py) behind, then runs that must be served by it.
 
-Each run's fresh state home is given the generated-code cache (server/codegen_cache.py) its
+Each run's fresh state home is given the generated-code cache (server/startup/codegen_cache.py) its
 warm-up run wrote, as a user's home has it after the first start (common/issue28.py,
 CodegenSeed); --ab-codegen also runs each time without it (the first start after an install).
 The floors are measured with the cache off.
@@ -195,10 +195,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--show", action="store_true", help="print every run's marks")
     parser.add_argument("--ab", action="store_true",
-                        help="also run each cold run with the server's front off (SHIRO_LSP_FRONT=0, server/lsp_front.py)")
+                        help="also run each cold run with the server's front off (SHIRO_LSP_FRONT=0, server/startup/lsp_front.py)")
     parser.add_argument("--ab-codegen", action="store_true",
                         help="also run each cold run without the generated-code cache (SHIRO_CODEGEN_CACHE=0:"
-                             " the first start after an install, server/codegen_cache.py)")
+                             " the first start after an install, server/startup/codegen_cache.py)")
     args = parser.parse_args()
     runs = 5 if args.quick else max(5, args.runs)
     floor_ms: dict[str, list[float]] = {name: [] for name in FLOORS}

@@ -1,13 +1,13 @@
 import os
 
-from .trace import mark
+from .startup.trace import mark
 
 mark("server-main")  # the interpreter is up (bench/oneshot.py)
 if os.environ.pop("SHIRO_PRELOAD_SDK", None) == "1":
     # `shiro -p` / interactive: a turn follows for sure, so the SDK import (the largest one, and
     # needed only by the first request) starts now, in a thread, and overlaps this process's
     # own imports and the initialize round trips instead of following them.
-    from . import import_gc
+    from .startup import import_gc
 
     import_gc.hold()  # no full GC pass during this import either; the preload thread releases it
     from .agent.provider.openai_provider import preload_sdk

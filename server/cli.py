@@ -54,10 +54,10 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
     # pygls prints whole messages (InitializeParams at INFO, every message at DEBUG), and settings
     # carry secrets (MCP `env` and `headers`): its own lines stay at WARNING and above.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().getEffectiveLevel()))
-    from .import_gc import paused
-    from .trace import mark, mark_peak_rss
+    from .startup.import_gc import paused
+    from .startup.trace import mark, mark_peak_rss
 
-    # The front (server/lsp_front.py) is for a spawned stdio server: a warm server's fork has pygls
+    # The front (server/startup/lsp_front.py) is for a spawned stdio server: a warm server's fork has pygls
     # imported already. SHIRO_LSP_FRONT=0 turns it off (bench/editor_start.py's A/B in one run).
     secret = None
     if args.tcp:  # before the imports: a token that cannot be made or trusted fails at once
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
             print(f"shiro-lsp: {exc}", file=sys.stderr)
             sys.exit(2)
     if prebuilt is not None or args.tcp or os.environ.get("SHIRO_LSP_FRONT") == "0":
-        with paused():  # no full GC passes over the import-time objects (import_gc.py)
+        with paused():  # no full GC passes over the import-time objects (server/startup/import_gc.py)
             from .lsp import create_server  # after argument parsing: --help and --version stay instant
 
             mark("server-imported")
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
         if server is None:
             return
     server.after_exit()
-    from . import codegen_cache
+    from .startup import codegen_cache
 
     codegen_cache.save()  # what cattrs compiled for this session's messages, if the cache missed
     mark_peak_rss("server")
@@ -95,13 +95,13 @@ def main(argv: list[str] | None = None, prebuilt: Any = None) -> None:
 
 def _serve_stdio_cold() -> Any:
     """A spawned server: the LSP layer imports in a thread while the stdlib front answers
-    `initialize` (server/lsp_front.py), then the pygls server takes the stream over. None when the
+    `initialize` (server/startup/lsp_front.py), then the pygls server takes the stream over. None when the
     input ended or broke before anything could be served."""
     import threading
 
-    from . import lsp_front
-    from .import_gc import paused
-    from .trace import mark
+    from .startup import lsp_front
+    from .startup.import_gc import paused
+    from .startup.trace import mark
 
     with paused():  # the front's command names (lsp_front.commands), before the thread competes for the GIL
         from . import protocol  # noqa: F401
@@ -111,7 +111,7 @@ def _serve_stdio_cold() -> Any:
 
     def load() -> None:
         try:
-            with paused():  # no full GC passes over the import-time objects (import_gc.py)
+            with paused():  # no full GC passes over the import-time objects (server/startup/import_gc.py)
                 from .agent.tools.sandbox import probe_soon
 
                 probe_soon()  # its process runs while the LSP layer imports (sandbox.py, `_probes`)
@@ -128,7 +128,7 @@ def _serve_stdio_cold() -> Any:
     loader.join()
     if failed:
         raise failed[0]
-    from . import codegen_cache
+    from .startup import codegen_cache
 
     codegen_cache.save_soon()  # what attrs compiled for lsprotocol, if the cache missed
     handover.log_malformed()

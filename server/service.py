@@ -271,7 +271,7 @@ class ShiroService:
         await asyncio.to_thread(self.history.flush)
         await self.persistence.flush(log_line)
         # Closed here, not left to the interpreter's teardown: the server's long-lived objects are
-        # frozen out of the collector (import_gc.py), so nothing else would close the database
+        # frozen out of the collector (server/startup/import_gc.py), so nothing else would close the database
         # and fold its WAL back into the file.
         await asyncio.to_thread(self.short_term_memory.close)
 

@@ -5,7 +5,7 @@ Three sources, first found wins:
 - `--token-file PATH`: read from PATH when it exists (it must be a regular file of this user's
   that no one else may read), else a new token is written there (0600) and kept for later starts;
 - neither: a new random token per start in `<runtime dir>/lsp-<port>.token` (the warm server's
-  private directory, server/warm_socket.py: 0700, this user's, checked before use), removed at exit.
+  private directory, server/startup/warm_socket.py: 0700, this user's, checked before use), removed at exit.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def load(token_file: str | None, port: int, env: dict[str, str] | os._Environ[st
         if path.exists() or path.is_symlink():
             return Secret(_read(path), path)
         return Secret(_write_new(path, replace=False), path)
-    from . import warm_socket
+    from .startup import warm_socket
 
     try:
         folder = warm_socket.checked_dir(warm_socket.runtime_dir(env), create=True)

@@ -6,7 +6,7 @@ with the measured process for a GIL. The parent scripts it over stdin, one JSON 
     {"requests": true}        -> {"requests": [{"first_byte_ns", "end_ns", "bytes", "port"}...]}
 
 and reads one JSON line back per command. Request arrival and response end are also written as
-`fake-request` / `fake-response-end` marks when SHIRO_TRACE is set (see shiro_neko.trace).
+`fake-request` / `fake-response-end` marks when SHIRO_TRACE is set (see shiro_neko.startup.trace).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _reply(fp: Any, spec: dict[str, Any]) -> Any:
 
 def serve() -> None:
     sys.path.insert(0, str(ROOT))
-    from shiro_neko.trace import mark
+    from shiro_neko.startup.trace import mark
     from tests import fake_provider as fp
 
     handler = fp._Handler

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 # The floors are the libraries' and our import graph's as compiled at every start: without the
-# generated-code cache (server/codegen_cache.py), so that they read as the issue's and earlier runs'.
+# generated-code cache (server/startup/codegen_cache.py), so that they read as the issue's and earlier runs'.
 FLOOR_ENV = {**os.environ, "SHIRO_CODEGEN_CACHE": "0"}
 
 ISSUE_FLOORS_MS = {"import_pygls_lsprotocol_ms": 410.0, "import_openai_ms": 560.0}
@@ -44,7 +44,7 @@ def verdicts(targets_ms: dict[str, float], measured_ms: dict[str, float],
 
 
 class CodegenSeed:
-    """The generated-code cache (server/codegen_cache.py) that a user's state home holds after its
+    """The generated-code cache (server/startup/codegen_cache.py) that a user's state home holds after its
     first start. Every bench run starts in a fresh state home, which would make every cold start a
     first start after an install: the warm-up run's cache is kept, and planted in each run's home
     before it starts (`SHIRO_CODEGEN_CACHE=0` runs measure the first start)."""

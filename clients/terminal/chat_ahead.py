@@ -17,7 +17,7 @@ import json
 import os
 import threading
 
-from .framing import next_frame
+from ..model.lsp_framing import next_frame
 from .initialize import INITIALIZE_ID, frame, send_early
 
 CHAT_ID = INITIALIZE_ID + 1
@@ -25,7 +25,7 @@ CHAT_ID = INITIALIZE_ID + 1
 
 def _initialize_answer(data: bytes) -> dict[str, object] | None:
     """The answer to `initialize` among the whole frames at the start of `data`, if there yet.
-    Raises clients/terminal/framing.py's MalformedFrame (a ValueError) on a broken frame."""
+    Raises server/model/lsp_framing.py's MalformedFrame (a ValueError) on a broken frame."""
     at = 0
     while True:
         found = next_frame(data, at)

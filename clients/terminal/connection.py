@@ -22,7 +22,7 @@ from typing import Any, Awaitable, Callable
 import msgspec
 
 from .. import protocol as wire
-from ..trace import mark
+from ..startup.trace import mark
 from .jsonrpc import METHOD_NOT_FOUND, ConnectionLost, JsonRpc, RpcError
 from .chat_ahead import CHAT_ID
 from .initialize import INITIALIZE_ID, init_options, initialize_params  # noqa: F401 - init_options: re-exported

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from . import framing
+from ..model.lsp_framing import frame as frame_body
 
 INITIALIZE_ID = 1  # the first request of the connection (JsonRpc numbers the rest after it)
 
@@ -85,9 +85,9 @@ def initialize_params(cwd: Path, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def frame(message: dict[str, Any]) -> bytes:
-    """One message, framed by clients/terminal/framing.py as clients/terminal/jsonrpc.py frames it (stdlib json:
+    """One message, framed by server/model/lsp_framing.py as clients/terminal/jsonrpc.py frames it (stdlib json:
     msgspec is not loaded yet)."""
-    return framing.frame(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode())
+    return frame_body(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def initialize_frame(cwd: Path, options: dict[str, Any]) -> bytes:

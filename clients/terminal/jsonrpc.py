@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
-from .framing import MalformedFrame, frame, read_frame
+from ..model.lsp_framing import MalformedFrame, frame, read_frame
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class JsonRpc:
                     continue
                 if isinstance(message, dict):
                     self._dispatch(message)
-        except MalformedFrame as exc:  # where the next message starts is unknown (clients/terminal/framing.py)
+        except MalformedFrame as exc:  # where the next message starts is unknown (server/model/lsp_framing.py)
             why = f"malformed LSP frame from the server ({exc})"
             log.error("%s; closing the connection", why)
         except (ConnectionError, OSError) as exc:

@@ -1,5 +1,5 @@
 """How `shiro` reaches a language server: a warm one over the user's socket when one is up
-(server/warm.py, docs/performance.md), else `python -P -m shiro_neko` over stdio (process.safe_python).
+(server/startup/warm.py, docs/performance.md), else `python -P -m shiro_neko` over stdio (process.safe_python).
 
 Either way the result is a `ServerLink`: the server's stdin/stdout/stderr as asyncio streams and
 a handle on the process, so the rest of the client never knows which it got.

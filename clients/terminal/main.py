@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__
-from ..trace import mark, mark_peak_rss
+from ..startup.trace import mark, mark_peak_rss
 
 EXIT_USAGE = 2
 

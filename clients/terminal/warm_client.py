@@ -1,4 +1,4 @@
-"""The client's half of the warm server (server/warm.py): attach when one is up, start one for
+"""The client's half of the warm server (server/startup/warm.py): attach when one is up, start one for
 next time when none was.
 
 Attaching is two halves. `handshake` is synchronous and stdlib only, so `shiro` runs it first
@@ -20,7 +20,7 @@ import struct
 import sys
 from pathlib import Path
 
-from .. import warm_socket
+from ..startup.warm_socket import PROTOCOL_VERSION, UnsafeDirectory, enabled, peer_uid, socket_path
 from .process import safe_python
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the early path milliseconds (mypy knows the name)
@@ -42,11 +42,11 @@ class Handshake:
 
 
 def handshake(cwd: Path, env: dict[str, str]) -> Handshake | None:
-    if not warm_socket.enabled(env):
+    if not enabled(env):
         return None
     try:
-        path = warm_socket.socket_path(env)
-    except warm_socket.UnsafeDirectory:
+        path = socket_path(env)
+    except UnsafeDirectory:
         return None
     if not path.exists():
         return None
@@ -56,7 +56,7 @@ def handshake(cwd: Path, env: dict[str, str]) -> Handshake | None:
     try:
         sock.settimeout(HANDSHAKE_TIMEOUT_S)
         sock.connect(str(path))
-        if warm_socket.peer_uid(sock) != os.getuid():
+        if peer_uid(sock) != os.getuid():
             raise OSError("the warm server runs as another user")
         pipes = [os.pipe2(os.O_CLOEXEC) for _ in range(3)]  # (read end, write end) each
         theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]  # the server's stdin, stdout, stderr
@@ -81,7 +81,7 @@ def hand_over(sock: socket.socket, cwd: str, env: dict[str, str], stdio: list[in
     takes as stdin, stdout and stderr; the forked child's pid. Raises OSError or ValueError."""
     umask = os.umask(0)
     os.umask(umask)
-    body = json.dumps({"v": warm_socket.PROTOCOL_VERSION, "cwd": cwd, "env": env, "umask": umask}).encode()
+    body = json.dumps({"v": PROTOCOL_VERSION, "cwd": cwd, "env": env, "umask": umask}).encode()
     socket.send_fds(sock, [struct.pack("!I", len(body)) + body], stdio)
     line = b""
     while not line.endswith(b"\n"):
@@ -160,13 +160,13 @@ async def link(shake: Handshake) -> ServerLink:
 
 def start_warm_later(env: dict[str, str]) -> None:
     """Start a warm server for the next run, detached (it lives on its own after we exit)."""
-    if not warm_socket.enabled(env):
+    if not enabled(env):
         return
     import subprocess
 
     try:
         subprocess.Popen(
-            safe_python("shiro_neko.warm"), cwd="/", env=env, start_new_session=True,
+            safe_python("shiro_neko.startup.warm"), cwd="/", env=env, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
         )
     except OSError:

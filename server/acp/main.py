@@ -52,9 +52,9 @@ def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from ..import_gc import paused
+    from ..startup.import_gc import paused
 
-    with paused():  # no full GC passes over the import-time objects (import_gc.py)
+    with paused():  # no full GC passes over the import-time objects (server/startup/import_gc.py)
         import acp  # noqa: PLC0415 - its schema costs ~0.5 s; only this command pays it
 
         from ..project_settings import describe

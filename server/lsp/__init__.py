@@ -2,9 +2,9 @@
 (`bridge.py`: notifications, approvals, buffers, edits) and the pygls overrides
 (`pygls_overrides.py`). The command handlers are in `commands/`."""
 
-from .. import codegen_cache
+from ..startup import codegen_cache
 
-codegen_cache.install()  # before lsprotocol defines its attrs classes (codegen_cache.py)
+codegen_cache.install()  # before lsprotocol defines its attrs classes (server/startup/codegen_cache.py)
 
 from .server import ShiroServer, create_server  # noqa: E402
 

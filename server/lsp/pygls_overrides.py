@@ -49,7 +49,7 @@ turn a workaround into a no-op.
    Override: `_handle_response` drops a response whose future is already done, as it does one
    to an unknown id (`tests/clients/test_terminal.py::test_esc_during_an_approval_aborts_without_a_server_error`).
 9. Not a pygls defect: `shiro-lsp` answers `initialize` from a stdlib front before pygls is
-   imported (server/lsp_front.py), then replays that request to pygls so its state is what it
+   imported (server/startup/lsp_front.py), then replays that request to pygls so its state is what it
    always was. `_send_response` drops pygls's second answer to that id (logging an error if it
    differs from the front's, which tests/lsp/test_front.py rules out for every plain client).
 """
@@ -70,9 +70,9 @@ from pygls.io_ import StdinAsyncReader
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
-# The framing of override 7 is written once, in the stdlib-only front that answers `initialize`
-# before pygls is imported (server/lsp_front.py); both readers use it.
-from ..lsp_front import MALFORMED, MAX_BODY_BYTES, MAX_HEADER_LINE, MAX_HEADER_LINES, Headers, MalformedFrame, check_body
+# The framing of override 7 is written once, for the stdlib-only front that answers `initialize`
+# before pygls is imported, these readers and the terminal client (server/model/lsp_framing.py).
+from ..model.lsp_framing import MALFORMED, MAX_BODY_BYTES, MAX_HEADER_LINE, MAX_HEADER_LINES, Headers, MalformedFrame, check_body
 
 __all__ = ["MAX_BODY_BYTES", "MAX_HEADER_LINE", "MAX_HEADER_LINES", "MalformedFrame", "read_content_length",
            "read_frames", "serve_io", "ShiroProtocol"]
@@ -85,7 +85,7 @@ log = logging.getLogger(__name__)
 class ShiroProtocol(LanguageServerProtocol):
     before_send: Callable[[], None] | None = None
     # (request id, result) of the `initialize` the front answered before pygls was imported
-    # (server/lsp_front.py, override 9): pygls handles that request again and must not answer twice.
+    # (server/startup/lsp_front.py, override 9): pygls handles that request again and must not answer twice.
     front_answered: tuple[Any, dict[str, Any]] | None = None
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
@@ -182,6 +182,51 @@ class BoundedStdinReader(StdinAsyncReader):
 
 
 async def read_content_length(reader: Any) -> int | None:
+def forget_request(protocol: Any, msg_id: Any) -> None:
+    """Drop the future of a request we sent and no longer wait for: pygls keeps it in
+    `_request_futures` until an answer comes, which after a cancel may be never."""
+    protocol._request_futures.pop(msg_id, None)
+
+
+def new_stop_event(server: Any) -> threading.Event:
+    """The flag pygls's reader loop stops on (`JsonRPCServer._stop_event`, set by `shutdown`):
+    made here as `start_io`/`start_tcp` would make it."""
+    event = threading.Event()
+    server._stop_event = event
+    return event
+
+
+def kept_document(workspace: Any, uri: str) -> Any | None:
+    """The text document pygls keeps for `uri` (its `_text_documents` table), or None."""
+    return workspace._text_documents.get(uri)
+
+
+def drop_document(workspace: Any, uri: str) -> None:
+    """Remove `uri` from pygls's open-document table (the document stays open in the editor)."""
+    workspace._text_documents.pop(uri, None)
+
+
+def server_capabilities(server: Any, client_capabilities: Any) -> Any:
+    """The ServerCapabilities pygls answers `initialize` with for these client capabilities, built
+    as `LanguageServerProtocol.lsp_initialize` builds them (`ServerCapabilitiesBuilder` over the
+    registered features and commands and the server's private sync kinds). For the warm server's
+    codec warm-up (server/startup/warm.py), which encodes that answer once before it forks."""
+    from pygls.capabilities import ServerCapabilitiesBuilder
+
+    fm = server.protocol.fm
+    return ServerCapabilitiesBuilder(
+        client_capabilities, set({**fm.features, **fm.builtin_features}.keys()), fm.feature_options,
+        list(fm.commands.keys()), server._text_document_sync_kind, server._notebook_document_sync,
+        ServerCapabilitiesBuilder.choose_position_encoding(client_capabilities),
+    ).build()
+
+
+def encode_message(protocol: Any, message: Any) -> str:
+    """`message` as the JSON pygls's `_send_data` writes (its `_serialize_message` hook as
+    json.dumps's default); for the warm server's codec warm-up (server/startup/warm.py)."""
+    return json.dumps(message, default=protocol._serialize_message)
+
+
     """The Content-Length of the next frame after reading its headers; None at the end of input."""
     headers = Headers()
     while True:

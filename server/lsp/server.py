@@ -19,7 +19,7 @@ from ..service import ShiroService
 from .bridge import LspSink, LspToolHost
 from .open_documents import cap_documents
 from .pygls_overrides import ShiroProtocol, serve_io
-from ..trace import mark
+from ..startup.trace import mark
 
 if TYPE_CHECKING:
     from ..tcp_secret import Secret
@@ -52,10 +52,10 @@ class ShiroServer(LanguageServer):
 
     def serve_stdio(self, handover: Any = None) -> None:
         """LSP over stdin/stdout, written without blocking the loop (`pygls_overrides.serve_io`).
-        `handover`: what the front read and answered first (server/lsp_front.py), replayed here."""
+        `handover`: what the front read and answered first (server/startup/lsp_front.py), replayed here."""
         stdin = None
         if handover is not None:
-            from ..lsp_front import Replay
+            from ..startup.lsp_front import Replay
 
             protocol = self.protocol
             assert isinstance(protocol, ShiroProtocol)

@@ -38,8 +38,8 @@ from typing import Any, Callable
 
 from pygls.exceptions import JsonRpcException
 
-from ..lsp_front import MAX_HEADER_LINE, Headers, MalformedFrame, check_body
-from .pygls_overrides import read_frames
+from ..model.lsp_framing import MAX_HEADER_LINE, Headers, MalformedFrame, check_body
+from .pygls_overrides import new_stop_event, read_frames
 
 log = logging.getLogger(__name__)
 

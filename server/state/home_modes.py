@@ -162,7 +162,7 @@ _started_lock = threading.Lock()
 
 def tighten_soon(home: Path | None = None) -> threading.Thread | None:
     """Start `tighten_tree` over the state home in a daemon thread, once per process. Called when
-    a server is initialized: off the event loop, and after the warm server's fork (server/warm.py
+    a server is initialized: off the event loop, and after the warm server's fork (server/startup/warm.py
     forks with no thread running). The thread is returned for tests; None when already started."""
     global _started
     with _started_lock:

@@ -40,7 +40,7 @@
       (shiro-chat)
       ;; The request timeout, lowered from jsonrpc's 10 s so that a turn of a few seconds
       ;; outlasts it, as a 30-second turn outlasts the default. Lowered once the server is up:
-      ;; its first requests wait for the LSP layer's import (server/lsp_front.py answers only
+      ;; its first requests wait for the LSP layer's import (server/startup/lsp_front.py answers only
       ;; `initialize` before it), which a loaded machine stretches past 1 s.
       (shiro--command "shiro.status")
       (setq jsonrpc-default-request-timeout 1)

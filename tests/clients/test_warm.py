@@ -1,9 +1,9 @@
-"""The warm server (server/warm.py): a repeat `shiro -p` is served by a fork of it, safely.
+"""The warm server (server/startup/warm.py): a repeat `shiro -p` is served by a fork of it, safely.
 
 Real processes throughout: `shiro` as a user runs it, the fake provider over HTTP, the warm
 server started by the first run and found by the second through the socket in a private
 runtime directory (XDG_RUNTIME_DIR points at a fresh one per test). Which server answered is
-read from the `warm-child` trace mark (shiro_neko.trace) that only a forked child writes.
+read from the `warm-child` trace mark (shiro_neko.startup.trace) that only a forked child writes.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from shiro_neko import codegen_cache
+from shiro_neko.startup import codegen_cache
 
 # The checkpoint stores are git repositories (binary objects): git checks them, not this walk.
 _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"}

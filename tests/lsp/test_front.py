@@ -1,5 +1,5 @@
 """The stdlib front that answers `initialize` before pygls and lsprotocol are imported
-(server/lsp_front.py; issue 28).
+(server/startup/lsp_front.py; issue 28).
 
 - Its answer is pygls's, for every client capability set it answers (the in-process pygls server
   computes the reference), and it leaves the shapes it cannot vouch for to pygls.
@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from shiro_neko import __version__, lsp_front
+from shiro_neko import __version__
+from shiro_neko.startup import lsp_front
 from tests.support.lsp import server_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def test_the_fronts_initialize_answer_is_pyglss(name: str, tmp_path: Path, monke
     pygls = pygls_answer(params)
     assert "error" not in pygls, pygls
     assert front == pygls["result"], (
-        "server/lsp_front.py CAPABILITIES no longer match what pygls answers; pygls's answer:\n"
+        "server/startup/lsp_front.py CAPABILITIES no longer match what pygls answers; pygls's answer:\n"
         + json.dumps(pygls["result"], indent=1))
     framed = lsp_front.encode_response(7, front)
     head, _, body = framed.partition(b"\r\n\r\n")

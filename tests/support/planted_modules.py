@@ -22,7 +22,7 @@ from pathlib import Path
 
 _LIST_NAMES = r"""
 import _imp, json, pkgutil, sys
-from shiro_neko import warm
+from shiro_neko.startup import warm
 warm._preload()
 import shiro_neko.client.main, shiro_neko.client.interactive, shiro_neko.client.oneshot, shiro_neko.client.turns
 try:

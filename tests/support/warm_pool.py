@@ -4,7 +4,7 @@ Why: a cold `shiro-lsp` spends ~1.3 s of CPU importing the LSP layer, then ~1.4 
 openai SDK for its first turn (on this 2-core machine; docs/performance.md, "Cold start"). Most
 LSP tests are a few requests long, so most of their time was those imports.
 
-How: this is the production warm server (server/warm.py, what a repeat `shiro` attaches to),
+How: this is the production warm server (server/startup/warm.py, what a repeat `shiro` attaches to),
 started once per test process (each xdist worker has its own) with a private runtime directory.
 `start_client` (tests/support/lsp.py) then spawns `tests/support/warm_spawn.py` instead of
 `python -m shiro_neko`: it hands its own stdio, directory and environment (the test's) to the warm
@@ -17,7 +17,7 @@ through its own handshake, as a user's repeat run does.
 
 What it does not cover, and so stays cold (`start_client(..., cold=True)`, the terminal tests'
 `cold_env`): a test that signals or measures the server's own process (the spawned pid is the
-launcher's), and what only a fresh interpreter has (the stdlib front, server/lsp_front.py; the
+launcher's), and what only a fresh interpreter has (the stdlib front, server/startup/lsp_front.py; the
 early first request, agent/provider/early_request.py): tests/lsp/test_front.py,
 tests/unit/test_early_request.py, a few terminal tests, and the Neovim, Emacs, VS Code and ACP
 tests spawn their servers cold. `SHIRO_TEST_COLD=1` runs every test cold.
@@ -71,7 +71,7 @@ def _start() -> Path | None:
     # It ends at this process's exit (`stop`), or after 10 idle minutes should this process be
     # killed before that; a launcher that then finds no socket starts its server cold.
     env.update(XDG_RUNTIME_DIR=str(runtime), SHIRO_NEKO_HOME=str(home), SHIRO_WARM_IDLE="600")
-    proc = subprocess.Popen([sys.executable, "-m", "shiro_neko.warm"], env=env, cwd=str(base),
+    proc = subprocess.Popen([sys.executable, "-m", "shiro_neko.startup.warm"], env=env, cwd=str(base),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
@@ -111,15 +111,15 @@ def shiro_env(env: dict[str, str]) -> dict[str, str]:
     """`env` for a `shiro` (terminal client) run that attaches to this process's warm server.
 
     The client finds a warm server by a socket name keyed by the code and the state home
-    (server/warm_socket.py), and each test has its own home: so each such environment gets a
+    (server/startup/warm_socket.py), and each test has its own home: so each such environment gets a
     private runtime directory (0700) whose socket of that key is a link to this process's warm
     server. The client's own handshake (clients/terminal/warm_client.py) does the rest, as for a
-    user's repeat run; the forked server then builds its server for the test's home (server/warm.py,
+    user's repeat run; the forked server then builds its server for the test's home (server/startup/warm.py,
     `_child`). Without the warm server: `env` unchanged (each run spawns its server cold)."""
     sock = socket_path()
     if sock is None:
         return env
-    from shiro_neko import warm_socket
+    from shiro_neko.startup import warm_socket
 
     runtime = Path(tempfile.mkdtemp(prefix="shw-", dir="/tmp"))  # short: a socket path is < 108 bytes
     os.chmod(runtime, 0o700)

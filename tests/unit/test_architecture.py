@@ -332,7 +332,8 @@ def test_the_wire_name_scan_sees_literals_and_skips_docstrings(tmp_path: Path) -
 
 
 # Modules both front ends share that import nothing else of ours (checked below).
-SHARED_LEAVES = ("shiro_neko.user_settings", "shiro_neko.trace", "shiro_neko.warm_socket", "shiro_neko.project_settings")
+SHARED_LEAVES = ("shiro_neko.user_settings", "shiro_neko.startup.trace", "shiro_neko.startup.warm_socket",
+                 "shiro_neko.project_settings")
 
 
 def test_terminal_client_imports_only_the_protocol_and_its_own_package() -> None:
@@ -350,12 +351,27 @@ def test_terminal_client_imports_only_the_protocol_and_its_own_package() -> None
     store_readers = [p for p in _py("client") if _offenders([p], lambda m: _under(m, "shiro_neko.state"))]
     assert store_readers == [CLIENT / "local_sessions.py", CLIENT / "trust.py"], store_readers
     for leaf in SHARED_LEAVES:
-        path = SERVER / (leaf.removeprefix("shiro_neko.") + ".py")
+        path = SERVER.joinpath(*leaf.removeprefix("shiro_neko.").split(".")).with_suffix(".py")
         # A leaf may build on another leaf (the settings file on project_settings) and on the one
         # safe reader of state files (state/atomic.py: a FIFO or /dev/zero link never blocks or
         # fills memory), nothing else.
         leaves = _offenders([path], lambda m: _under(m, "shiro_neko") and m not in ("shiro_neko.__version__", "shiro_neko.state.atomic") and m not in SHARED_LEAVES)
         assert not leaves, "\n".join(leaves)
+
+
+def test_lsp_framing_is_written_once_and_both_ends_import_it() -> None:
+    # The layering rule adjusted once, for issue 36: the base protocol's framing lives in
+    # model/lsp_framing.py (it imports nothing of ours), which the terminal client may import like
+    # the rest of model/; the server's front and readers and the client's three readers all import
+    # it, and nothing else parses a Content-Length header.
+    framing = "shiro_neko.model.lsp_framing"
+    users = [SERVER / "startup" / "lsp_front.py", SERVER / "lsp" / "pygls_overrides.py", SERVER / "lsp" / "tcp_guard.py",
+             CLIENT / "jsonrpc.py", CLIENT / "initialize.py", CLIENT / "chat_ahead.py"]
+    missing = [str(p.relative_to(ROOT)) for p in users if not _offenders([p], lambda m: _under(m, framing))]
+    assert missing == [], f"these readers and writers of frames do not use {framing}: {missing}"
+    parsers = [str(p.relative_to(ROOT)) for p in _py("") if p != SERVER / "model" / "lsp_framing.py"
+               and b'b"content-length"' in p.read_bytes().lower()]
+    assert parsers == [], f"LSP framing written outside server/model/lsp_framing.py: {parsers}"
 
 
 def test_the_architecture_doc_names_every_part_of_the_tree() -> None:

@@ -1,4 +1,4 @@
-"""The terminal client's wire: one framing (clients/terminal/framing.py) read the same way by the
+"""The terminal client's wire: one framing (server/model/lsp_framing.py) read the same way by the
 asyncio reader and by the thread that sends `shiro -p`'s chat early, and notifications decoded into
 protocol.py's Structs, with a newer server's unknown ones dropped instead of breaking the client."""
 
@@ -15,7 +15,7 @@ from shiro_neko import protocol as wire
 from shiro_neko.client import render
 from shiro_neko.client.chat_ahead import _initialize_answer
 from shiro_neko.client.connection import Connection, ServerGone
-from shiro_neko.client.framing import MAX_HEADER_LINE, MalformedFrame, frame, next_frame
+from shiro_neko.model.lsp_framing import MAX_HEADER_LINE, MalformedFrame, frame, next_frame
 from shiro_neko.client.initialize import INITIALIZE_ID
 from shiro_neko.client.jsonrpc import ConnectionLost, JsonRpc
 

@@ -1,4 +1,4 @@
-"""The generated-code cache (server/codegen_cache.py): a hit is the code `compile()` would make,
+"""The generated-code cache (server/startup/codegen_cache.py): a hit is the code `compile()` would make,
 and a cache file anyone else could have written is never run.
 
 Each case imports the LSP layer in a fresh interpreter (the cache is installed once per process,
@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from shiro_neko import codegen_cache
+from shiro_neko.startup import codegen_cache
 
 # Prints what the import compiled and what it took from the cache, and the code attrs made for
 # every lsprotocol class (`__hash__` aside: it holds `hash()` of a string, which differs per process).
 PROBE = r"""
 import json, marshal, sys
 import shiro_neko.lsp
-from shiro_neko import codegen_cache
+from shiro_neko.startup import codegen_cache
 import lsprotocol.types as t
 codes = {}
 for name in dir(t):

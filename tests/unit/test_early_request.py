@@ -167,7 +167,7 @@ def test_a_fresh_process_sends_its_first_request_before_the_sdk_is_imported(
     arrived: list[int] = []
 
     def answer(req: Any) -> Reply:
-        arrived.append(time.monotonic_ns())  # one clock for every process (server/trace.py)
+        arrived.append(time.monotonic_ns())  # one clock for every process (server/startup/trace.py)
         return Reply(text="fresh")
 
     fake.script(answer)

@@ -1,4 +1,4 @@
-"""server/import_gc.py: no full collection while import phases run, thresholds back after the
+"""server/startup/import_gc.py: no full collection while import phases run, thresholds back after the
 last one, what was made by then frozen; phases on two threads."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shiro_neko import import_gc
+from shiro_neko.startup import import_gc
 
 
 @pytest.fixture(autouse=True)

@@ -132,7 +132,7 @@ _CONNECT = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.co
 async def test_warm_socket_and_run_sockets_are_out_of_reach(host: DiskToolHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """1: a pathname Unix socket is reached through the file system, network namespace or not: the
     warm server's (a forked, unsandboxed server) and the sockets under /run (D-Bus, Docker)."""
-    from shiro_neko.warm_socket import runtime_dir
+    from shiro_neko.startup.warm_socket import runtime_dir
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg-run"))
     warm = runtime_dir(os.environ) / "warm-probe.sock"

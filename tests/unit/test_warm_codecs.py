@@ -1,4 +1,4 @@
-"""server/warm.py's codec warm-up: after it, a fork's first `initialize` and the messages of a
+"""server/startup/warm.py's codec warm-up: after it, a fork's first `initialize` and the messages of a
 turn compile no cattrs code, and the warm server object is still as new as an unstarted one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import cattrs.gen
 import pytest
 
-from shiro_neko import warm
+from shiro_neko.startup import warm
 from shiro_neko.lsp import create_server
 
 

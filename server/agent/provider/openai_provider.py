@@ -22,7 +22,7 @@ import msgspec
 
 from . import early_request, wire_chat, wire_responses
 from ...config import WireApi
-from ...trace import mark
+from ...startup.trace import mark
 from .bounded_stream import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, bounded_stream_class
 from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 
@@ -255,8 +255,8 @@ class OpenAIProvider:
 
     def _import_sdk(self, http_client: Any) -> Any:
         """_get_client in the import thread, with no full GC pass over the SDK's import-time
-        objects (server/import_gc.py), as the preload has."""
-        from ...import_gc import paused
+        objects (server/startup/import_gc.py), as the preload has."""
+        from ...startup.import_gc import paused
 
         if "openai" in sys.modules:  # nothing to import: no gc.freeze of what the process holds now
             return self._get_client(http_client)

@@ -121,7 +121,7 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
     visible (one inside it is not: `~/.ssh/known_hosts` does not open `~/.ssh`); `extra`
     (`sandboxHide`) always holds."""
     from ...state.paths import shiro_home  # noqa: PLC0415 - read at each call: tests move it
-    from ...warm_socket import runtime_dir  # noqa: PLC0415
+    from ...startup.warm_socket import runtime_dir  # noqa: PLC0415
 
     wanted: list[str] = [str(shiro_home()), str(runtime_dir(os.environ))]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -339,7 +339,7 @@ _probes_lock = threading.Lock()
 
 
 def _forget_unfinished() -> None:
-    """In a forked child (the warm server's, server/warm.py) a probe's thread did not come along:
+    """In a forked child (the warm server's, server/startup/warm.py) a probe's thread did not come along:
     a finished answer holds, an unfinished one is asked again."""
     global _probes_lock
     _probes_lock = threading.Lock()

@@ -82,7 +82,7 @@ def install(home: Path | None = None) -> None:
     if os.environ.get("SHIRO_CODEGEN_CACHE") == "0" or _path is not None:
         return
     if home is None:
-        from .state.paths import shiro_home
+        from ..state.paths import shiro_home
 
         home = shiro_home()
     _path = cache_file(home)
@@ -182,8 +182,8 @@ def save() -> None:
         data = HEADER + MAGIC_NUMBER + marshal.dumps(merged)
         if len(data) > MAX_BYTES:
             return
-        from .state.atomic import StateError, write_atomic
-        from .state.home_modes import make_private_dirs
+        from ..state.atomic import StateError, write_atomic
+        from ..state.home_modes import make_private_dirs
 
         try:
             make_private_dirs(_path.parent)  # the home too, when this makes it: 0700 (not mkdir -p's 0755)
@@ -203,7 +203,7 @@ def save_soon() -> None:
 
 
 def _after_fork_in_child() -> None:
-    # A warm server's child (server/warm.py) may be forked while the parent saves: its lock is
+    # A warm server's child (server/startup/warm.py) may be forked while the parent saves: its lock is
     # new, and what the parent compiled is the parent's to write.
     global _lock
     _lock = threading.Lock()

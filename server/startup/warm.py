@@ -2,7 +2,7 @@
 so a repeat `shiro` does not pay the cold start again (docs/performance.md).
 
 It imports everything a language server needs (pygls, lsprotocol, openai, our modules), then
-waits on a Unix socket in the user's private runtime directory (server/warm_socket.py). A
+waits on a Unix socket in the user's private runtime directory (server/startup/warm_socket.py). A
 client connects, passes the three ends of its stdio pipes (SCM_RIGHTS) with its working
 directory, environment and umask; the warm server checks the client's uid (SO_PEERCRED) and
 forks. The child becomes exactly what `shiro` would otherwise have spawned: a new session,
@@ -40,19 +40,19 @@ MAX_HEADER = 1 << 20
 def _preload() -> Any:
     """What a first turn would import lazily, imported once here, and a server built (never
     started: no thread, loop or file is open yet, so each child's copy is as new as a spawned one)."""
-    from .lsp import create_server
-    from .agent.provider.openai_provider import import_sdk_now
-    from .agent.tools.sandbox import sandbox_status
+    from ..lsp import create_server
+    from ..agent.provider.openai_provider import import_sdk_now
+    from ..agent.tools.sandbox import sandbox_status
 
     import_sdk_now()  # imports openai and the HTTP stack; opens no connection
     # What else a first turn imports lazily (function-level imports), so a fork pays none of it.
     import platformdirs  # noqa: F401 - state/paths.py, when no SHIRO_NEKO_HOME is set
     import filelock  # noqa: F401 - state/atomic.py, at the first save
     import tempfile  # noqa: F401 - state/atomic.py, at the first save
-    from .agent import loop  # noqa: F401
-    from .agent.provider import pricing  # noqa: F401
-    from .lsp import pipe_writer  # noqa: F401
-    from .state import memory_compaction  # noqa: F401
+    from ..agent import loop  # noqa: F401
+    from ..agent.provider import pricing  # noqa: F401
+    from ..lsp import pipe_writer  # noqa: F401
+    from ..state import memory_compaction  # noqa: F401
 
     server = create_server()
     _warm_codecs(server)
@@ -98,12 +98,10 @@ def _warm_codecs(server: Any) -> None:
 
 def _convert_once(server: Any, hello: dict[str, Any]) -> None:
     """Decode what the client sends and encode what the server answers, as pygls does."""
-    import json
-
     from lsprotocol import types
-    from pygls.capabilities import ServerCapabilitiesBuilder
 
-    from . import protocol as wire
+    from .. import protocol as wire
+    from ..lsp.pygls_overrides import encode_message, server_capabilities
 
     proto = server.protocol
     params = proto.structure_message(hello).params
@@ -116,12 +114,7 @@ def _convert_once(server: Any, hello: dict[str, Any]) -> None:
         {"jsonrpc": "2.0", "id": 4, "result": {"title": "Allow"}},
     ):
         proto.structure_message(message)
-    fm = proto.fm
-    capabilities = ServerCapabilitiesBuilder(
-        params.capabilities, set({**fm.features, **fm.builtin_features}.keys()), fm.feature_options,
-        list(fm.commands.keys()), server._text_document_sync_kind, server._notebook_document_sync,
-        ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities),
-    ).build()
+    capabilities = server_capabilities(server, params.capabilities)  # pygls's internals, reached there only
     result = types.InitializeResult(capabilities=capabilities, server_info=proto.server_info)
     info = types.MessageType.Info
     for out in (
@@ -133,7 +126,7 @@ def _convert_once(server: Any, hello: dict[str, Any]) -> None:
         types.ShowMessageRequest(id=4, params=types.ShowMessageRequestParams(
             type=info, message="", actions=[types.MessageActionItem(title="Allow")])),
     ):
-        json.dumps(out, default=proto._serialize_message)
+        encode_message(proto, out)
 
 
 def _recv_header(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -176,7 +169,7 @@ def _child(conn: socket.socket, header: dict[str, Any], fds: list[int], keep: li
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(header["env"]).items()})
         if not same_home:
-            from .lsp import create_server
+            from ..lsp import create_server
 
             server = create_server()
         os.umask(int(header.get("umask", 0o022)))
@@ -184,7 +177,7 @@ def _child(conn: socket.socket, header: dict[str, Any], fds: list[int], keep: li
         from .trace import mark
 
         mark("warm-child")
-        from .cli import main
+        from ..cli import main
 
         try:
             main([], prebuilt=server)

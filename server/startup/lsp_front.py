@@ -19,9 +19,9 @@ shaped `initialize`, and then hands the stream to the pygls server:
 Anything the front is unsure of (another method first, params of an unexpected shape, a body that
 is not JSON) it leaves unanswered and hands over: pygls then answers exactly as before.
 
-Framing is written once for both readers, here (`Headers`): pygls_overrides.read_frames uses it
-too (its override 7: header names case-insensitive, lines and bodies bounded, a malformed frame
-logged with its reason and the connection closed).
+Framing is written once, in server/model/lsp_framing.py, for this front, pygls_overrides.read_frames
+(its override 7: header names case-insensitive, lines and bodies bounded, a malformed frame logged
+with its reason and the connection closed) and the terminal client.
 """
 
 from __future__ import annotations
@@ -31,88 +31,11 @@ import json
 import logging
 from typing import Any, BinaryIO
 
-# Bounds of one frame. A header line is short ("Content-Length: 123\r\n"); a body may be a 50 MB
-# prompt, never a gigabyte.
-MAX_HEADER_LINE = 8 * 1024
-MAX_HEADER_LINES = 32
-MAX_BODY_BYTES = 256 * 1024 * 1024
+from ..model.lsp_framing import MALFORMED, MalformedFrame, read_blocking_frame
 
 CONTENT_TYPE = "application/vscode-jsonrpc; charset=utf-8"  # what pygls writes (json_rpc.py)
 
 log = logging.getLogger("pygls.server")  # the logger read_frames reports malformed frames on
-
-
-class MalformedFrame(Exception):
-    """A frame that breaks the base protocol: the reason is logged and the connection closed."""
-
-
-MALFORMED = "malformed LSP frame from the client (%s); closing the connection"  # logged with the reason
-
-
-def check_body(body: bytes, length: int) -> None:
-    """A body read for `length` bytes came whole, or the input ended inside it."""
-    if len(body) < length:
-        raise MalformedFrame(f"the input ended inside a frame's body ({len(body)} of {length} bytes)")
-
-
-class Headers:
-    """One frame's headers, fed a line at a time as read (line end included, at most
-    MAX_HEADER_LINE + 1 bytes: the readers' limit)."""
-
-    def __init__(self) -> None:
-        self.lines = 0
-        self._length: int | None = None
-
-    def feed(self, line: bytes) -> int | None:
-        """The body's length once `line` is the blank line ending the headers; None before that.
-        `line == b""` is the end of input: None between frames, MalformedFrame inside one."""
-        if not line:
-            if self.lines:
-                raise MalformedFrame("the input ended inside a frame's headers")
-            return None
-        self.lines += 1
-        if self.lines > MAX_HEADER_LINES + 1:
-            raise MalformedFrame(f"more than {MAX_HEADER_LINES} header lines")
-        if not line.endswith(b"\n"):
-            if len(line) > MAX_HEADER_LINE:
-                raise MalformedFrame(f"a header line longer than {MAX_HEADER_LINE} bytes")
-            raise MalformedFrame("the input ended inside a frame's headers")
-        text = line.rstrip(b"\r\n")
-        if not text:
-            if self._length is None:
-                raise MalformedFrame("a frame without a Content-Length header")
-            return self._length
-        name, colon, value = text.partition(b":")
-        if not colon:
-            raise MalformedFrame(f"a header line without a colon: {text[:80]!r}")
-        if name.strip().lower() == b"content-length":
-            raw = value.strip()
-            if not raw.isdigit():
-                raise MalformedFrame(f"Content-Length is not a number: {raw[:40]!r}")
-            length = int(raw)
-            if length > MAX_BODY_BYTES:
-                raise MalformedFrame(f"Content-Length {length} is over the {MAX_BODY_BYTES // (1024 * 1024)} MB limit")
-            self._length = length
-        return None
-
-
-def read_frame(stream: BinaryIO) -> tuple[bytes, bytes] | None:
-    """The next frame from a blocking stream: (the raw bytes read, the body); None at the end of
-    input between frames. Raises MalformedFrame."""
-    headers = Headers()
-    raw = bytearray()
-    while True:
-        line = stream.readline(MAX_HEADER_LINE + 1)
-        raw += line
-        length = headers.feed(line)
-        if length is not None:
-            break
-        if not line:
-            return None
-    body = stream.read(length) if length else b""
-    check_body(body, length)
-    raw += body
-    return bytes(raw), body
 
 
 class Replay:
@@ -150,7 +73,7 @@ CAPABILITIES: dict[str, Any] = {
 def commands() -> list[str]:
     """executeCommandProvider's list, in the order server/commands/ registers them (pygls keeps
     that order). Imported here, not at the top: the front reads the first frame before it."""
-    from . import protocol as p
+    from .. import protocol as p
 
     return [p.CHAT, p.ABORT, p.NEW_SESSION, p.STATUS, p.COMPACT, p.SESSIONS, p.RESUME, p.SAVE, p.NOTES,
             p.REMEMBER, p.RECALL, p.FORGET, p.MEMORY, p.TODOS, p.HISTORY, p.STM, p.STM_CLEAR, p.MCP,
@@ -253,7 +176,7 @@ def answer_initialize(stdin: BinaryIO, stdout: BinaryIO, version: str) -> Handov
     from .trace import mark
 
     try:
-        frame = read_frame(stdin)
+        frame = read_blocking_frame(stdin)
     except MalformedFrame as exc:
         return Handover(closed=True, malformed=exc)
     if frame is None:

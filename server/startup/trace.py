@@ -14,7 +14,7 @@ import time
 
 
 def _path() -> str | None:
-    # Read at each mark, not at import: a warm server's child (server/warm.py) gets its
+    # Read at each mark, not at import: a warm server's child (server/startup/warm.py) gets its
     # environment after the modules were imported.
     return os.environ.get("SHIRO_TRACE") or None
 
