@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from .. import protocol as wire
 from ..agent.events import ApprovalAnswer, ApprovalRequest
+from .pygls_overrides import forget_request
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ async def ask_in_client(protocol: Any, request: ApprovalRequest) -> ApprovalAnsw
     try:
         answer = await protocol.send_request_async(wire.APPROVE, params, msg_id=msg_id)
     except asyncio.CancelledError:
-        protocol._request_futures.pop(msg_id, None)
+        forget_request(protocol, msg_id)
         try:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
         except Exception:  # the pipe may be gone already (server stopping)
@@ -79,7 +80,7 @@ async def ask_trust_in_client(protocol: Any, question: str) -> str | None:
     try:
         answer = await protocol.send_request_async(wire.APPROVE, params, msg_id=msg_id)
     except asyncio.CancelledError:
-        protocol._request_futures.pop(msg_id, None)
+        forget_request(protocol, msg_id)
         raise
     except Exception as exc:
         log.warning("%s (trust) failed: %s", wire.APPROVE, exc)

@@ -23,6 +23,8 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import Workspace
 
+from .pygls_overrides import drop_document, kept_document
+
 log = logging.getLogger(__name__)
 
 MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
@@ -44,7 +46,7 @@ class CappedWorkspace(Workspace):
         return chars <= MAX_DOCUMENT_CHARS and others + chars <= MAX_TOTAL_CHARS
 
     def _shiro_forget(self, uri: str, why: str | None) -> None:
-        self._text_documents.pop(uri, None)
+        drop_document(self, uri)
         self._shiro_total -= self._shiro_sizes.pop(uri, 0)
         if why is not None:
             self._shiro_unkept.add(uri)
@@ -67,7 +69,7 @@ class CappedWorkspace(Workspace):
     def update_text_document(self, text_doc: types.VersionedTextDocumentIdentifier,
                              change: types.TextDocumentContentChangeEvent) -> None:
         uri = unquote(text_doc.uri)
-        document = self._text_documents.get(uri)
+        document = kept_document(self, uri)
         whole = isinstance(change, types.TextDocumentContentChangeWholeDocument)
         if document is None:
             if uri in self._shiro_unkept and whole and self._shiro_fits(uri, len(change.text)):

@@ -52,6 +52,13 @@ turn a workaround into a no-op.
    imported (server/startup/lsp_front.py), then replays that request to pygls so its state is what it
    always was. `_send_response` drops pygls's second answer to that id (logging an error if it
    differs from the front's, which tests/lsp/test_front.py rules out for every plain client).
+
+Besides the overrides, the few pygls internals the rest of `lsp/` needs are reached only here
+(tests/unit/test_architecture.py checks that no other module names a private pygls attribute or
+imports an internal pygls module): `forget_request` (a server request whose awaiting task was
+cancelled: pygls keeps its future), `new_stop_event` (the reader loop's stop flag, which
+`start_io`/`start_tcp` set up and `serve_io`/`lsp/tcp_guard.py` replace) and the open-document
+table of `lsp/open_documents.py` (`kept_document`, `drop_document`).
 """
 
 from __future__ import annotations
@@ -74,8 +81,9 @@ from pygls.protocol import LanguageServerProtocol
 # before pygls is imported, these readers and the terminal client (server/model/lsp_framing.py).
 from ..model.lsp_framing import MALFORMED, MAX_BODY_BYTES, MAX_HEADER_LINE, MAX_HEADER_LINES, Headers, MalformedFrame, check_body
 
-__all__ = ["MAX_BODY_BYTES", "MAX_HEADER_LINE", "MAX_HEADER_LINES", "MalformedFrame", "read_content_length",
-           "read_frames", "serve_io", "ShiroProtocol"]
+__all__ = ["MAX_BODY_BYTES", "MAX_HEADER_LINE", "MAX_HEADER_LINES", "MalformedFrame", "drop_document",
+           "forget_request", "kept_document", "new_stop_event", "read_content_length", "read_frames", "serve_io",
+           "ShiroProtocol"]
 
 
 _json = msgspec.json.Encoder()
@@ -174,14 +182,6 @@ class ShiroProtocol(LanguageServerProtocol):
             del self._request_futures[msg_id]
 
 
-class BoundedStdinReader(StdinAsyncReader):
-    """pygls's reader with a length limit on each header line."""
-
-    def readline(self) -> Any:
-        return self.loop.run_in_executor(self.executor, self.stdin.readline, MAX_HEADER_LINE + 1)
-
-
-async def read_content_length(reader: Any) -> int | None:
 def forget_request(protocol: Any, msg_id: Any) -> None:
     """Drop the future of a request we sent and no longer wait for: pygls keeps it in
     `_request_futures` until an answer comes, which after a cancel may be never."""
@@ -227,6 +227,14 @@ def encode_message(protocol: Any, message: Any) -> str:
     return json.dumps(message, default=protocol._serialize_message)
 
 
+class BoundedStdinReader(StdinAsyncReader):
+    """pygls's reader with a length limit on each header line."""
+
+    def readline(self) -> Any:
+        return self.loop.run_in_executor(self.executor, self.stdin.readline, MAX_HEADER_LINE + 1)
+
+
+async def read_content_length(reader: Any) -> int | None:
     """The Content-Length of the next frame after reading its headers; None at the end of input."""
     headers = Headers()
     while True:
@@ -265,7 +273,7 @@ def serve_io(server: Any, on_writer: Callable[[Any], None], stdin: Any = None,
     from . import pipe_writer
 
     out = stdout or sys.stdout.buffer
-    server._stop_event = threading.Event()
+    stop = new_stop_event(server)
     reader = BoundedStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
 
     async def serve() -> None:
@@ -276,7 +284,7 @@ def serve_io(server: Any, on_writer: Callable[[Any], None], stdin: Any = None,
         if piped:
             on_writer(writer)
         try:
-            await read_frames(server._stop_event, reader, server.protocol, logging.getLogger("pygls.server"),
+            await read_frames(stop, reader, server.protocol, logging.getLogger("pygls.server"),
                               server.report_server_error)
         finally:
             finish = getattr(writer, "finish", None)

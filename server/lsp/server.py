@@ -130,7 +130,7 @@ def create_server() -> ShiroServer:
         from ..state.home_modes import tighten_soon  # the state home's modes, once per process, in a thread (not in the warm parent)
 
         tighten_soon()
-        cap_documents(ls.protocol.workspace)  # lsp/open_documents.py: no open document kept past its size cap
+        cap_documents(ls.workspace)  # lsp/open_documents.py: no open document kept past its size cap
         ls.service.workspaces.set_folders(_folder_roots(params))
         ls.service.resume_lines = resume_hints.for_lsp_client(params.client_info.name if params.client_info else None)
         if params.initialization_options is not None:

@@ -115,8 +115,8 @@ async def first_message(reader: _Bounded, token: str) -> dict[str, Any]:
 class _Gate:
     """Which connection is served: the first to prove itself; the others are closed."""
 
-    def __init__(self, server: Any, token: str, on_writer: Callable[[Any], None]) -> None:
-        self.server, self.token, self.on_writer = server, token, on_writer
+    def __init__(self, server: Any, token: str, on_writer: Callable[[Any], None], stop: threading.Event) -> None:
+        self.server, self.token, self.on_writer, self.stop = server, token, on_writer, stop
         self.served = False
         self.pending = 0
         self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -171,7 +171,7 @@ class _Gate:
             except Exception as exc:
                 pygls_log.exception("Unable to handle message")
                 server.report_server_error(exc, JsonRpcException)
-            await read_frames(server._stop_event, _Bounded(reader), protocol, pygls_log, server.report_server_error)
+            await read_frames(self.stop, _Bounded(reader), protocol, pygls_log, server.report_server_error)
         except OSError as exc:
             log.info("the client's connection ended: %s", exc)
         except SystemExit:  # pygls's `exit` handler: the session is over, as at the end of stdin
@@ -188,10 +188,10 @@ class _Gate:
 def serve_tcp(server: Any, host: str, port: int, token: str, on_writer: Callable[[Any], None],
               announce: Callable[[str], None]) -> None:
     """Serve one authenticated client on host:port, then return (the server is shut down)."""
-    server._stop_event = threading.Event()
+    stop = new_stop_event(server)
 
     async def run() -> None:
-        gate = _Gate(server, token, on_writer)
+        gate = _Gate(server, token, on_writer, stop)
         listener = await asyncio.start_server(gate.connection, host, port, limit=MAX_HEADER_LINE + 1)
         addresses = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in listener.sockets)
         announce(addresses)

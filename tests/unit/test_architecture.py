@@ -390,3 +390,61 @@ def test_the_architecture_doc_names_every_part_of_the_tree() -> None:
     absent = [w for w in named if not (server / w).is_dir() and not (ROOT / w).is_dir() and not (ROOT / "tests" / w).is_dir()
               and not any((server / d / w).is_dir() for d in ("agent",))]
     assert absent == [], f"docs/architecture.md's tree names folders that do not exist: {absent}"
+
+
+# pygls modules the rest of the server may import: its public API (the server class, URIs, the
+# workspace, its exceptions). Everything else of pygls (pygls.protocol, pygls.io_, pygls.server,
+# pygls.capabilities, ...) and every private name of its classes is reached only through
+# lsp/pygls_overrides.py, so a pygls upgrade is checked in one module (issue 36 item 10).
+PYGLS_PUBLIC = ("pygls.lsp.server", "pygls.uris", "pygls.workspace", "pygls.exceptions")
+PYGLS_OVERRIDES = SERVER / "lsp" / "pygls_overrides.py"
+
+
+def _private_names_defined(files: list[Path]) -> set[str]:
+    """`_name`s a module defines: methods, class attributes and `self._name = …` assignments."""
+    names: set[str] = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+            elif isinstance(node, (ast.AnnAssign, ast.Assign)):
+                targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _pygls_private_names() -> set[str]:
+    import pygls
+
+    pygls_files = sorted(Path(pygls.__file__).parent.rglob("*.py"))
+    return _private_names_defined(pygls_files) - _private_names_defined([p for p in _sources() if p != PYGLS_OVERRIDES])
+
+
+def _pygls_internals_used(files: list[Path], private: set[str]) -> list[str]:
+    found = []
+    for path in files:
+        shown = path.relative_to(ROOT) if ROOT in path.parents else path.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                found.append(f"{shown}:{node.lineno}: .{node.attr}")
+        found += [f"{shown}:{line}: import {module}" for line, module in imported_modules(path)
+                  if _under(module, "pygls") and module != "pygls" and not _under(module, *PYGLS_PUBLIC)]
+    return found
+
+
+def test_pygls_internals_are_reached_only_through_pygls_overrides() -> None:
+    private = _pygls_private_names()
+    assert {"_request_futures", "_text_documents", "_stop_event", "_send_data"} <= private  # the scan sees them
+    offenders = _pygls_internals_used([p for p in _sources() if p != PYGLS_OVERRIDES], private)
+    assert not offenders, "pygls internals outside lsp/pygls_overrides.py:\n" + "\n".join(offenders)
+
+
+def test_the_pygls_internals_scan_sees_attributes_and_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from pygls.protocol import X\nfrom pygls.uris import to_fs_path\n"
+                      "def f(p):\n    return p._request_futures, p.protocol.workspace\n", encoding="utf-8")
+    found = _pygls_internals_used([sample], {"_request_futures"})
+    assert [f.split(": ", 1)[1] for f in found] == ["._request_futures", "import pygls.protocol"]
