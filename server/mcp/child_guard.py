@@ -163,7 +163,6 @@ class Guard:
     def __init__(self, server: int, shiro_fd: int | None, wake: int) -> None:
         self.server, self.shiro_fd, self.wake = server, shiro_fd, wake
         self.status: int | None = None
-        self.stop_asked = False
 
     def reap(self) -> None:
         while True:

@@ -38,7 +38,6 @@ from .home_modes import FILE_MODE, GIT_UMASK, make_private_dirs
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 GIT_TIMEOUT = 120.0
-ZERO = "0" * 40
 # Beyond this many paths `files` lists the whole tree rather than one argument per path.
 _MAX_PATHSPECS = 1000
 # Settings that could make git run a program or read something of the user's; set whatever the
