@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common.stats import summary, write_result  # noqa: E402
 from shiro_neko.state.atomic import write_atomic  # noqa: E402
-from shiro_neko.state.memory import MAX_ENTRIES, ProjectMemory  # noqa: E402
+from shiro_neko.state.memory.store import MAX_ENTRIES, ProjectMemory  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "recall.json"
 TOPICS = ["migrations", "fixtures", "pagination", "the cache", "retries", "logging", "the index", "timeouts",

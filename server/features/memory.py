@@ -16,7 +16,8 @@ from ..config import Settings
 from ..errors import Refused
 from ..protocol import MemoryCompactionResult
 from ..session_registry import SessionRegistry
-from ..state.memory import MemoryDisabled, MemoryRefused, ProjectMemory
+from ..state.memory.compaction import compact
+from ..state.memory.store import MemoryDisabled, MemoryRefused, ProjectMemory
 from ..state.atomic import StateError
 from ..state.paths import memory_file, shiro_home
 from ..workspaces import Workspace
@@ -81,7 +82,7 @@ class MemoryFeature:
             return await ask_model(provider, settings.effective_model, instructions, text, side_counter(session, settings.effective_model))
 
         try:
-            return await store.compact(ask)
+            return await compact(store, ask)
         except ProviderError as err:  # the store is untouched when the model cannot answer
             raise Refused(f"memory compaction needs the model, which failed: {err.message}") from None
 

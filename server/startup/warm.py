@@ -52,7 +52,7 @@ def _preload() -> Any:
     from ..agent import loop  # noqa: F401
     from ..agent.provider import pricing  # noqa: F401
     from ..lsp import pipe_writer  # noqa: F401
-    from ..state import memory_compaction  # noqa: F401
+    from ..state.memory import compaction  # noqa: F401
 
     server = create_server()
     _warm_codecs(server)

@@ -12,8 +12,8 @@ import msgspec
 import pytest
 
 from shiro_neko.protocol import MemoryCompactionResult as CompactionResult
-from shiro_neko.state import memory as mem
-from shiro_neko.state.memory import (
+from shiro_neko.state.memory import store as mem
+from shiro_neko.state.memory.store import (
     MEMORY_HEADER,
     MemoryDisabled,
     MemoryEntry,
@@ -21,7 +21,8 @@ from shiro_neko.state.memory import (
     ProjectMemory,
     render_memory_block,
 )
-from shiro_neko.state.memory_compaction import (
+from shiro_neko.state.memory.compaction import (
+    compact,
     apply_compaction_reply,
     build_compaction_request,
     compaction_skip_reason,
@@ -348,7 +349,7 @@ async def test_compact_drives_the_side_request(store: ProjectMemory) -> None:
         asked.append((instructions, user_text))
         return good_reply(2)
 
-    assert await store.compact(ask) == CompactionResult(ran=True, before=61, after=2)
+    assert await compact(store, ask) == CompactionResult(ran=True, before=61, after=2)
     assert len(asked) == 1
 
 
@@ -358,7 +359,7 @@ async def test_compact_below_threshold_never_asks(store: ProjectMemory) -> None:
     async def ask(instructions: str, user_text: str) -> str:
         raise AssertionError("no side request for a small store")
 
-    result = await store.compact(ask)
+    result = await compact(store, ask)
     assert result.ran is False and msgspec.to_builtins(result)["reason"]
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from shiro_neko.state.trust import TrustStore
 from shiro_neko.state.atomic import DamagedFile, read_state_file
-from shiro_neko.state.memory import ProjectMemory
+from shiro_neko.state.memory.store import ProjectMemory
 from shiro_neko.state.paths import memory_file, workspace_key
 from shiro_neko.state.session_store import SessionStore
 from shiro_neko.user_settings import load_user_settings

@@ -21,7 +21,7 @@ from shiro_neko.agent.todos import (
 from shiro_neko.agent.tools.memory_tools import memory_tools
 from shiro_neko.agent.tools.registry import run_tool
 from shiro_neko.agent.tools.todo_tools import todo_tool
-from shiro_neko.state.memory import MemoryDisabled, ProjectMemory
+from shiro_neko.state.memory.store import MemoryDisabled, ProjectMemory
 
 SEED_LIST = [
     {"content": "read the pagination code", "status": "completed"},

@@ -19,7 +19,7 @@ import msgspec
 from msgspec import Meta
 
 from ...model.memory import KINDS, MemoryKind
-from ...state.memory import MAX_TEXT_CHARS, MemoryEntry, MemoryRefused, ProjectMemory
+from ...state.memory.store import MAX_TEXT_CHARS, MemoryEntry, MemoryRefused, ProjectMemory
 from .arguments import ENUM_ORDER
 from .base import Tool, ToolHost, ToolResult
 

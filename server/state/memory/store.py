@@ -21,25 +21,24 @@ Decisions that the spec left open, documented once here:
 - Recall terms are matched against the note text only, not the kind, so a term like "fact" does
   not match every fact.
 
-`/memory` (merging entries with the model) lives in memory_compaction.py.
+`/memory` (merging entries with the model) lives in compaction.py, through `ProjectMemory.edit`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
-from .atomic import DamagedFile, StateError, StateUnwritable, copy_aside_corrupt, read_state_file, file_lock, warn_corrupt_once, write_atomic
+from ..atomic import DamagedFile, StateError, StateUnwritable, copy_aside_corrupt, read_state_file, file_lock, warn_corrupt_once, write_atomic
+from ...model.memory import KINDS, MemoryEntry, MemoryKind
 
-
-from ..model.memory import KINDS, MemoryEntry, MemoryKind
-from ..protocol import MemoryCompactionResult
+R = TypeVar("R")
 
 MAX_TEXT_CHARS = 400
 MAX_ENTRIES = 300
@@ -329,21 +328,13 @@ class ProjectMemory:
                 self._write(kept)
             return removed
 
-    def compaction_skip_reason(self) -> str | None:
-        from .memory_compaction import compaction_skip_reason  # the compaction module builds on this one
-
-        return compaction_skip_reason(self.entries())
-
-    async def compact(self, ask: Callable[[str, str], Awaitable[str]]) -> MemoryCompactionResult:
-        """The whole `/memory` flow: `ask(instructions, user_text)` is the tool-less side request.
-
-        File work runs in a thread: waiting for another process's lock must not stall the loop."""
-        from .memory_compaction import apply_compaction_reply, build_compaction_request, compaction_skip_reason
-
-        entries = await asyncio.to_thread(self.entries)
-        reason = compaction_skip_reason(entries)
-        if reason:
-            return MemoryCompactionResult(ran=False, reason=reason, before=len(entries), after=len(entries))
-        instructions, user_text = build_compaction_request(entries)
-        reply = await ask(instructions, user_text)
-        return await asyncio.to_thread(apply_compaction_reply, self, reply, sent=[e for e in entries if e.hits == 0])
+    def edit(self, change: Callable[[list[MemoryEntry], Callable[[], str]], tuple[list[MemoryEntry] | None, R]]) -> R:
+        """A rewrite decided elsewhere (compaction.py's merge), under the same lock as every other
+        change: `change(entries, now)` gets the file's entries as they are now and this store's
+        clock (`now()`: a timestamp), and returns the entries to write (None: leave the file as it
+        is) and its answer."""
+        with self._locked():
+            entries, answer = change(self._read(), lambda: _stamp(self._clock()))
+            if entries is not None:
+                self._write(entries)
+            return answer

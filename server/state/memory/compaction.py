@@ -7,15 +7,16 @@ leaves the store untouched. It only runs past 60 entries with at least two never
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from ..protocol import MemoryCompactionResult
-from .memory import (
+from ...protocol import MemoryCompactionResult
+from .store import (
     COMPACT_MIN_ENTRIES,
     COMPACT_MIN_UNUSED,
     KINDS,
@@ -25,7 +26,6 @@ from .memory import (
     MemoryEntry,
     MemoryRefused,
     ProjectMemory,
-    _stamp,
     check_note,
     fold,
 )
@@ -131,19 +131,19 @@ def apply_compaction_reply(
     when nothing else wrote in between, which the caller ensures by not awaiting anything else.
     Entries that appeared, or were recalled, since the request are kept verbatim either way.
     """
-    with store._locked():
-        entries = store._read()
+
+    def merge(entries: list[MemoryEntry], now: Callable[[], str]) -> tuple[list[MemoryEntry] | None, MemoryCompactionResult]:
         before = len(entries)
         reason = compaction_skip_reason(entries)
         if reason:
-            return MemoryCompactionResult(ran=False, reason=reason, before=before, after=before)
+            return None, MemoryCompactionResult(ran=False, reason=reason, before=before, after=before)
         sent_entries = [e for e in entries if e.hits == 0] if sent is None else list(sent)
         sent_keys = {(e.kind, fold(e.text), e.created_at) for e in sent_entries}
         try:
             notes = parse_compaction_reply(reply_text, max(len(sent_entries), 1))
         except BadCompactionReply as err:
             log.warning("memory compaction reply rejected: %s", err)
-            return MemoryCompactionResult(
+            return None, MemoryCompactionResult(
                 ran=False,
                 reason=f"the model's reply could not be used ({err}); the store was left untouched",
                 before=before,
@@ -152,13 +152,27 @@ def apply_compaction_reply(
         # Recalled entries are never merged: the rule that makes compaction safe to run at all.
         kept = [e for e in entries if e.hits > 0 or (e.kind, fold(e.text), e.created_at) not in sent_keys]
         seen = {fold(e.text) for e in kept}
-        now = _stamp(store._clock())
+        stamp = now()
         merged: list[MemoryEntry] = []
         for kind, text in notes:
             if fold(text) in seen:
                 continue  # the model repeated a kept note or itself
             seen.add(fold(text))
-            merged.append(MemoryEntry(kind=kind, text=text, hits=0, created_at=now))
+            merged.append(MemoryEntry(kind=kind, text=text, hits=0, created_at=stamp))
         result = (kept + merged)[:MAX_ENTRIES]
-        store._write(result)
-        return MemoryCompactionResult(ran=True, before=before, after=len(result))
+        return result, MemoryCompactionResult(ran=True, before=before, after=len(result))
+
+    return store.edit(merge)
+
+
+async def compact(store: ProjectMemory, ask: Callable[[str, str], Awaitable[str]]) -> MemoryCompactionResult:
+    """The whole `/memory` flow: `ask(instructions, user_text)` is the tool-less side request.
+
+    File work runs in a thread: waiting for another process's lock must not stall the loop."""
+    entries = await asyncio.to_thread(store.entries)
+    reason = compaction_skip_reason(entries)
+    if reason:
+        return MemoryCompactionResult(ran=False, reason=reason, before=len(entries), after=len(entries))
+    instructions, user_text = build_compaction_request(entries)
+    reply = await ask(instructions, user_text)
+    return await asyncio.to_thread(apply_compaction_reply, store, reply, sent=[e for e in entries if e.hits == 0])
