@@ -144,3 +144,30 @@ async def test_other_accounts_homes_are_hidden(host: DiskToolHost, home: Path) -
         assert (other / "proj" / "made.txt").read_text() == "made\n"
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+async def test_credential_stores_the_environment_moves_out_of_the_home_stay_hidden(
+    host: DiskToolHost, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """XDG_CONFIG_HOME, XDG_DATA_HOME, GNUPGHOME, AWS_SHARED_CREDENTIALS_FILE, HISTFILE, CARGO_HOME
+    outside the home: the stores they hold were readable (the hidden list was home-relative only)."""
+    sandbox = _require()
+    base = Path("/var/tmp") / f"shiro-moved-{uuid.uuid4().hex[:8]}"  # /tmp is private in the sandbox anyway
+    stores = {
+        "cfg/gh/hosts.yml": "GH-TOKEN", "data/keyrings/login.keyring": "KEYRING-SECRET",
+        "gnupg/private.key": "GPG-SECRET", "aws-credentials": "AWS-SECRET", "history": "HISTORY-SECRET",
+        "cargo/credentials.toml": "CARGO-SECRET", "cargo/registry/index": "CARGO-REGISTRY",
+    }
+    try:
+        for rel, text in stores.items():
+            (base / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / rel).write_text(text)
+        for variable, rel in {"XDG_CONFIG_HOME": "cfg", "XDG_DATA_HOME": "data", "GNUPGHOME": "gnupg",
+                              "AWS_SHARED_CREDENTIALS_FILE": "aws-credentials", "HISTFILE": "history",
+                              "CARGO_HOME": "cargo"}.items():
+            monkeypatch.setenv(variable, str(base / rel))
+        _, out = await run(sandbox, host, " ".join(f"cat {base / rel};" for rel in stores) + " echo done")
+        leaked = [text for text in stores.values() if text in out and text != "CARGO-REGISTRY"]
+        assert not leaked and "CARGO-REGISTRY" in out and "done" in out, out
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -46,7 +46,7 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
 from ...protocol import SandboxMode, SandboxStatus
 from .git_metadata import read_only_git_paths
@@ -139,8 +139,7 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
     real_home = os.path.realpath(os.path.expanduser("~"))
     opened = {_real(a) for a in allowed}
     found: list[str] = []  # already resolved (or kept as spelled on purpose)
-    for name in HOME_SECRETS:
-        lexical = os.path.join(real_home, name)
+    for lexical in [os.path.join(real_home, name) for name in HOME_SECRETS] + moved_secrets(os.environ):
         # One lstat for the usual missing entry; realpath (an lstat per component) only for the
         # few that exist: this runs before every command (bench/sandbox.py).
         if not os.path.lexists(lexical):
@@ -159,6 +158,37 @@ def hidden_paths(extra: tuple[str, ...] = (), allowed: tuple[str, ...] = ()) -> 
         if path != "/" and os.path.lexists(path):
             seen.setdefault(path, None)
     return list(seen)
+
+
+# Where the environment moves a credential store out of the home (a secret kept there was
+# readable in the sandbox: `XDG_CONFIG_HOME=/data/cfg` held the `gh` token). The XDG bases move every
+# HOME_SECRETS entry under `.config/`, `.local/share/` or `.cache/`; these variables name one store each.
+XDG_BASES = {"XDG_CONFIG_HOME": ".config/", "XDG_DATA_HOME": ".local/share/", "XDG_CACHE_HOME": ".cache/"}
+SECRET_VARIABLES = (
+    "GNUPGHOME", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "HISTFILE", "PGPASSFILE", "KUBECONFIG",
+    "DOCKER_CONFIG", "GH_CONFIG_DIR", "CLOUDSDK_CONFIG", "AZURE_CONFIG_DIR", "NPM_CONFIG_USERCONFIG",
+    "PASSWORD_STORE_DIR", "RCLONE_CONFIG", "HF_TOKEN_PATH", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "NETRC",
+    "GIT_CONFIG_GLOBAL", "GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "VAULT_CONFIG_PATH",
+)
+# Stores inside a directory a variable names: the rest of that directory is a toolchain or a cache.
+SECRET_INSIDE = {"CARGO_HOME": ("credentials", "credentials.toml"), "HF_HOME": ("token",)}
+
+
+def moved_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The credential stores the environment puts elsewhere than the home, as spelled (absolute
+    paths only; KUBECONFIG may list several)."""
+    paths: list[str] = []
+    for variable, prefix in XDG_BASES.items():
+        base = environ.get(variable, "")
+        if os.path.isabs(base):
+            paths += [os.path.join(base, name[len(prefix):]) for name in HOME_SECRETS if name.startswith(prefix)]
+    for variable in SECRET_VARIABLES:
+        paths += [p for p in environ.get(variable, "").split(os.pathsep) if os.path.isabs(p)]
+    for variable, names in SECRET_INSIDE.items():
+        base = environ.get(variable, "")
+        if os.path.isabs(base):
+            paths += [os.path.join(base, name) for name in names]
+    return paths
 
 
 def hidden_homes(root: str) -> list[str]:
