@@ -112,6 +112,23 @@ async def test_argument_validation(host: DiskToolHost) -> None:
     assert both.is_error and "unknown arguments 'x', 'y' for edit_file; it takes 'path', 'old_text', 'new_text'" in both.output
 
 
+async def test_a_core_tool_receives_its_struct_and_an_mcp_tool_its_object() -> None:
+    """The arguments are decoded once (tools/registry.py `run_tool`): a core tool's `run` gets its
+    Struct, never a dict to check again; a tool without one (MCP) gets the JSON object, with the
+    nulls of optional keys dropped, for its server's schema to judge."""
+    seen: list[Any] = []
+
+    async def run(host: Any, args: Any) -> ToolResult:
+        seen.append(args)
+        return ToolResult("ok")
+
+    core = Tool(name="core", description="", arguments=ReadFileArgs, run=run)
+    mcp = Tool(name="mcp", description="", parameters={"type": "object", "required": ["a"]}, run=run)
+    await run_tool(core, None, '{"path": "a", "start_line": 3, "end_line": null}')  # type: ignore[arg-type]
+    await run_tool(mcp, None, {"a": None, "b": None, "c": 1})  # type: ignore[arg-type]
+    assert seen == [ReadFileArgs(path="a", start_line=3), {"a": None, "c": 1}]
+
+
 async def test_nested_arguments_are_checked_from_the_same_struct() -> None:
     """todo_write's items: the schema the model sees and the check come from one Struct."""
     from shiro_neko.agent.tools.todo_tools import todo_tool
