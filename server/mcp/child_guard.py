@@ -136,6 +136,14 @@ def relay(src: int, dst: int, limit: int) -> None:
             pass
 
 
+def _threads_left(pid: str) -> bool:
+    """Whether a process shown as a zombie still has threads (/proc/<pid>/task lists the live ones)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
+
+
 def descendants() -> list[int]:
     """Every live process below this one (/proc); orphans of the server are our children here."""
     me = os.getpid()
@@ -147,7 +155,9 @@ def descendants() -> list[int]:
                     fields = f.read().rsplit(b")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            if fields[0] != b"Z":  # a zombie is dead: only its parent's wait is missing
+            if fields[0] != b"Z" or _threads_left(name):
+                # A zombie is dead (only its parent's wait is missing), unless only its main thread
+                # ended (`pthread_exit`): its other threads run on under a leader shown as Z.
                 parent[int(name)] = int(fields[1])
     below = []
     for pid in parent:

@@ -29,12 +29,23 @@ from mcp.server.stdio import stdio_server
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
 
 
+ZOMBIE_LEADER = (
+    "import ctypes, signal, threading, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "threading.Thread(target=time.sleep, args=(600,)).start()\n"
+    "ctypes.CDLL(None).pthread_exit(None)\n"
+)
+
+
 def start_helper(how: str) -> int:
     """A `sleep` that leaves the server's session (setsid) or, on top, its parentage (a shell that
     starts it in the background with `setsid` and exits: the double fork of a daemon)."""
+    quiet = subprocess.DEVNULL
     if how == "setsid":
-        quiet = subprocess.DEVNULL
         return subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=quiet, stdout=quiet, stderr=quiet).pid
+    if how == "zombie-leader":  # its own session, SIGTERM ignored, main thread ended: /proc reads Z
+        return subprocess.Popen([sys.executable, "-c", ZOMBIE_LEADER], start_new_session=True,
+                                stdin=quiet, stdout=quiet, stderr=quiet).pid
     script = "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!"
     return int(subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout)
 

@@ -44,9 +44,11 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    # A zombie is dead for our purposes (its parent has not reaped it yet).
+    # A zombie is dead for our purposes (its parent has not reaped it yet), unless only its main
+    # thread ended: its other threads still run under a leader shown as Z.
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        zombie = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+        return not zombie or len(os.listdir(f"/proc/{pid}/task")) > 1
     except OSError:
         return False
 

@@ -39,11 +39,11 @@ def _kill(pids: list[int]) -> None:
 
 
 async def _helpers_started(m: McpManager, root: Path, pidfile: Path) -> list[int]:
-    for how in ("setsid", "double-fork"):
+    for how in ("setsid", "double-fork", "zombie-leader"):
         output, is_error = await call(m, root, "mcp__f__helper", {"how": how, "pidfile": str(pidfile)})
         assert not is_error, output
     pids = pids_in(pidfile) + pids_in(pidfile.with_suffix(".start"))
-    assert len(pids) == 4 and all(pid_alive(p) for p in pids), pids
+    assert len(pids) == 5 and all(pid_alive(p) for p in pids), pids
     # Truly detached: none shares the server's session.
     assert all(os.getsid(p) == p for p in pids)
     return pids
