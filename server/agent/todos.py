@@ -15,9 +15,9 @@ Decisions the spec left open:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from ..model.todo import STATUSES, Todo
+from ..model.todo import Todo
 
 BAR_WIDTH = 24
 PROMPT_HEADING = "Current task list (update it with todo_write):"
@@ -33,29 +33,17 @@ def _one_line(value: str) -> str:
     return " ".join(value.split())
 
 
-def validate_todos(raw: Any) -> list[Todo]:
-    """Check a decoded JSON value (a list of `{content, status, note?}`) and build the list."""
-    if not isinstance(raw, list):
-        raise TodoInvalid(f"todos must be a list of {{content, status, note?}} objects, got {type(raw).__name__}")
+def todo_list(items: Sequence[Todo]) -> list[Todo]:
+    """The list as it is kept, from `todo_write`'s checked items (tools/todo_tools.py; the Struct
+    has checked every type, status and key): text on one line, an empty note dropped, TodoInvalid
+    for a task whose text is only white space."""
     todos: list[Todo] = []
-    for index, item in enumerate(raw):
-        where = f"todos[{index}]"
-        if not isinstance(item, dict):
-            raise TodoInvalid(f"{where} must be an object with content and status, got {type(item).__name__}")
-        unknown = sorted(set(item) - {"content", "status", "note"})
-        if unknown:
-            raise TodoInvalid(f"{where} has unknown field(s) {', '.join(unknown)}; allowed: content, status, note")
-        content = item.get("content")
-        if not isinstance(content, str) or not content.strip():
-            raise TodoInvalid(f"{where}.content must be a non-empty string saying what the task is")
-        status = item.get("status")
-        if status not in STATUSES:
-            raise TodoInvalid(f"{where}.status is {status!r}; use one of {', '.join(STATUSES)}")
-        note = item.get("note")
-        if note is not None and not isinstance(note, str):
-            raise TodoInvalid(f"{where}.note must be a string when given")
-        note_text = _one_line(note) if note else ""
-        todos.append(Todo(content=_one_line(content), status=status, note=note_text or None))
+    for index, item in enumerate(items):
+        content = _one_line(item.content)
+        if not content:
+            raise TodoInvalid(f"todos[{index}].content must be a non-empty string saying what the task is")
+        note = _one_line(item.note) if item.note else ""
+        todos.append(Todo(content=content, status=item.status, note=note or None))
     return todos
 
 

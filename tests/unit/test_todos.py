@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ from shiro_neko.agent.todos import (
     TodoInvalid,
     render_todos,
     render_todos_for_prompt,
+    todo_list,
     todo_warnings,
-    validate_todos,
 )
 from shiro_neko.agent.tools.memory_tools import memory_tools
 from shiro_neko.agent.tools.registry import run_tool
@@ -29,6 +30,11 @@ SEED_LIST = [
     {"content": "add a test", "status": "pending"},
     {"content": "update the docs", "status": "blocked", "note": "no write access to the wiki"},
 ]
+
+
+def validate_todos(raw: list[dict[str, Any]]) -> list[Todo]:
+    """The list todo_write keeps for these items (its Struct has checked their shape)."""
+    return todo_list([Todo(**item) for item in raw])
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -97,21 +103,25 @@ def test_text_is_normalised_to_one_line() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"content": "x"}, "todos must be a list"),
-        (["x"], r"todos\[0\] must be an object"),
-        ([{"status": "pending"}], r"todos\[0\]\.content must be a non-empty string"),
+        ({"content": "x"}, "argument 'todos' must be an array"),
+        (["x"], r"argument 'todos\[0\]' must be an object"),
+        ([{"status": "pending"}], r"missing required argument 'todos\[0\]\.content'"),
         ([{"content": " ", "status": "pending"}], r"todos\[0\]\.content must be a non-empty string"),
         (
             [{"content": "a", "status": "pending"}, {"content": "b", "status": "done"}],
-            r"todos\[1\]\.status is 'done'; use one of pending, in_progress, completed, blocked",
+            r"argument 'todos\[1\]\.status' must be one of pending, in_progress, completed, blocked, got \"done\"",
         ),
-        ([{"content": "a", "status": "pending", "note": 3}], r"todos\[0\]\.note must be a string"),
-        ([{"content": "a", "status": "pending", "priority": "high"}], "unknown field.*priority"),
+        ([{"content": "a", "status": "pending", "note": 3}], r"argument 'todos\[0\]\.note' must be a string"),
+        ([{"content": "a", "status": "pending", "priority": "high"}], r"unknown argument 'todos\[0\]\.priority'"),
     ],
 )
-def test_bad_input_is_refused_with_a_clear_message(raw: Any, message: str) -> None:
-    with pytest.raises(TodoInvalid, match=message):
-        validate_todos(raw)
+async def test_bad_input_is_refused_with_a_clear_message(raw: Any, message: str) -> None:
+    seen: list[list[Todo]] = []
+    result = await run_tool(todo_tool(seen.append), None, {"todos": raw})  # type: ignore[arg-type]
+    assert result.is_error and re.search(message, result.output), result.output
+    assert seen == []
+    with pytest.raises(TodoInvalid, match=r"todos\[0\]\.content must be a non-empty string"):
+        todo_list([Todo(content="\n ", status="pending")])
 
 
 # --- warnings -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from ..todos import Todo, render_todos, todo_warnings
+from ..todos import Todo, TodoInvalid, render_todos, todo_list, todo_warnings
 from ...model.todo import STATUSES, TodoStatus
 from .arguments import ENUM_ORDER
 from .base import Tool, ToolHost, ToolResult
@@ -47,31 +47,14 @@ class TodoWriteArgs(msgspec.Struct, forbid_unknown_fields=True):
     todos: Annotated[list[TodoArg], Meta(description="The complete new task list, in order.")]
 
 
-def _one_line(text: str) -> str:
-    # A rendered task stays on one line, so white space runs (line breaks too) become one space
-    # rather than a refusal that would cost the model a step (agent/todos.py's rule for the list).
-    return " ".join(text.split())
-
-
-def _todos(items: list[TodoArg]) -> list[Todo] | str:
-    """The new list, or why it is refused: the one thing the Struct cannot say (blank text)."""
-    todos: list[Todo] = []
-    for index, item in enumerate(items):
-        content = _one_line(item.content)
-        if not content:
-            return f"todos[{index}].content must be a non-empty string saying what the task is"
-        note = _one_line(item.note) if item.note is not UNSET else ""
-        todos.append(Todo(content=content, status=item.status, note=note or None))
-    return todos
-
-
 def todo_tool(on_change: Callable[[list[Todo]], None]) -> Tool:
     """`todo_write`: validates, hands the new list to `on_change`, answers with it rendered."""
 
     async def todo_write(host: ToolHost, args: TodoWriteArgs) -> ToolResult:
-        todos = _todos(args.todos)
-        if isinstance(todos, str):
-            return ToolResult(f"task list not changed: {todos}", is_error=True)
+        try:
+            todos = todo_list([Todo(content=t.content, status=t.status, note=t.note or None) for t in args.todos])
+        except TodoInvalid as err:  # blank text: the one thing the Struct cannot say
+            return ToolResult(f"task list not changed: {err}", is_error=True)
         on_change(todos)
         warnings = todo_warnings(todos)
         rendered = render_todos(todos) or "task list cleared (no tasks)"
