@@ -51,3 +51,21 @@ def test_protocol_types_are_generated_from_the_schema() -> None:
         pytest.skip("docs/protocol.schema.json is not generated yet")
     r = _run("node", "scripts/gen-protocol.mjs", "--check")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_command_and_notification_types_come_from_the_generated_protocol() -> None:
+    """Every `shiro.*` command's arguments and result and every `shiro/*` name are taken from
+    src/protocol.ts (through src/wire.ts, checked by the type check above): no call spells its
+    result type (`execute<…>`) and no `shiro/…` wire name is written elsewhere (issue 36 item 14)."""
+    import re
+
+    src = EXTENSION / "src"
+    offenders = []
+    for path in sorted(src.rglob("*.ts")):
+        if path.name in ("protocol.ts", "wire.ts"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//", 1)[0] if not line.lstrip().startswith(("*", "/*")) else ""  # comments may name them
+            if re.search(r"\.execute<", code) or re.search(r"['\"]shiro/[A-Za-z]", code):
+                offenders.append(f"{path.relative_to(EXTENSION)}:{number}: {line.strip()}")
+    assert offenders == [], "\n".join(offenders)

@@ -18,13 +18,9 @@ import {
 import { bundledWheel, findPython, pythonCandidates, runInstall } from './serverInstall';
 import { findServer, ServerLookup } from './serverPath';
 import { serverSettings } from './workspaceTrust';
-import type { ApproveParams, ApproveResult, EventPayload, StatusPayload, TodosPayload } from './wire';
+import { APPROVE, EVENT, SAVE_DOCUMENTS, STATUS, TODOS } from './wire';
+import type { ApproveParams, ApproveResult, CommandArgs, CommandName, CommandResult, EventPayload, SaveDocumentsParams, StatusPayload, TodosPayload } from './wire';
 
-export const EVENT = 'shiro/event';
-export const TODOS = 'shiro/todos';
-export const STATUS = 'shiro/status';
-export const APPROVE = 'shiro/approve';
-export const SAVE_DOCUMENTS = 'shiro/saveDocuments';
 
 /** Tells the server, at initialize, that this client answers `shiro/approve` and `shiro/saveDocuments`. */
 class ShiroCapabilities implements StaticFeature {
@@ -165,7 +161,7 @@ export class AgentClient implements vscode.Disposable {
     client.onNotification(TODOS, (p: TodosPayload) => this.fire(() => this.onTodos.fire(p)));
     client.onNotification(STATUS, (p: StatusPayload) => this.fire(() => this.onStatus.fire(p)));
     client.onRequest(APPROVE, (p: ApproveParams, token: CancellationToken) => this.approve(p, token));
-    client.onRequest(SAVE_DOCUMENTS, (p: { uris: string[] }) => saveDocuments(p.uris));
+    client.onRequest(SAVE_DOCUMENTS, (p: SaveDocumentsParams) => saveDocuments(p.uris));
     this.client = client;
     try {
       await client.start();
@@ -256,14 +252,15 @@ export class AgentClient implements vscode.Disposable {
     }
   }
 
-  /** `workspace/executeCommand` with the one JSON object every shiro command takes. */
-  async execute<T>(command: string, args: object = {}, token?: vscode.CancellationToken): Promise<T> {
+  /** `workspace/executeCommand` with the one JSON object every shiro command takes; its arguments
+   * and result are the command's in the generated protocol.ts (wire.ts). */
+  async execute<C extends CommandName>(command: C, args: CommandArgs<C>, token?: vscode.CancellationToken): Promise<CommandResult<C>> {
     if (!this.client && !(await this.start())) throw new Error('the shiro-neko language server is not running');
     const params = { command, arguments: [args] };
     // An `undefined` token would be sent as a second parameter (an array of params): leave it out.
     return (token
       ? this.client!.sendRequest('workspace/executeCommand', params, token)
-      : this.client!.sendRequest('workspace/executeCommand', params)) as Promise<T>;
+      : this.client!.sendRequest('workspace/executeCommand', params)) as Promise<CommandResult<C>>;
   }
 
   dispose(): void {

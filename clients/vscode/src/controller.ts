@@ -9,7 +9,7 @@ import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
 import type { CheckpointPreview, WebviewToHost } from './shared/messages';
 import type { SessionStore } from './store';
 import type { TodoTree } from './todoTree';
-import type { ChatResult, CheckpointRow, NotesResult, ResumeResult, RewindResultView, SessionInfo, StatusPayload } from './wire';
+import type { CheckpointRow, CommandResult, SessionCommand, SessionInfo, StatusPayload } from './wire';
 
 const NOTES_SCHEME = 'shiro-neko-notes';
 
@@ -145,7 +145,7 @@ export class Controller implements vscode.Disposable {
 
   private async loadHistory(): Promise<void> {
     try {
-      const { prompts } = await this.client.execute<{ prompts: string[] }>('shiro.history', { workspace: this.workspace });
+      const { prompts } = await this.client.execute('shiro.history', { workspace: this.workspace });
       this.history = prompts;
     } catch {
       /* an empty history is fine */
@@ -170,7 +170,7 @@ export class Controller implements vscode.Disposable {
     this.history = [...this.history.filter((p) => p !== prompt), prompt];
     this.view?.post({ t: 'history', prompts: this.history });
     try {
-      await this.client.execute<ChatResult>('shiro.chat', { prompt, attachments, ...this.target() }, cts.token);
+      await this.client.execute('shiro.chat', { prompt, attachments, ...this.target() }, cts.token);
     } catch (err) {
       const cancelled = cts.token.isCancellationRequested || (err as { code?: number })?.code === -32800;
       if (!cancelled) this.store.addNotice(err instanceof Error ? err.message : String(err), 'error');
@@ -184,7 +184,7 @@ export class Controller implements vscode.Disposable {
 
   async abort(): Promise<void> {
     try {
-      const r = await this.client.execute<{ aborted: boolean; clearedQueued: number }>('shiro.abort', this.target());
+      const r = await this.client.execute('shiro.abort', this.target());
       this.store.clearQueue();
       this.view?.postNow({ t: 'queue', queue: this.store.queue });
       if (!r.aborted && !r.clearedQueued) vscode.window.setStatusBarMessage('shiro-neko: nothing to stop', 2000);
@@ -231,7 +231,7 @@ export class Controller implements vscode.Disposable {
 
   private async emptySession(): Promise<void> {
     try {
-      const status = await this.client.execute<StatusPayload>('shiro.status', { workspace: this.workspace });
+      const status = await this.client.execute('shiro.status', { workspace: this.workspace });
       this.store.load(status.sessionId, '', []);
       // The server announces nothing for the session it makes here: the gauge reads 0.0 % now,
       // not "starting" until the first turn (issue 25).
@@ -244,7 +244,7 @@ export class Controller implements vscode.Disposable {
   async resume(args: { id: string } | { latest: true }, quiet = false): Promise<void> {
     try {
       const sentAt = Date.now();
-      const r = await this.client.execute<ResumeResult>('shiro.resume', { ...args, workspace: this.workspace });
+      const r = await this.client.execute('shiro.resume', { ...args, workspace: this.workspace });
       const notice = r.forkedFrom
         ? `This session is open in another window, so it continues here as a fork of ${r.forkedFrom.slice(0, 8)}.`
         : undefined;
@@ -261,7 +261,7 @@ export class Controller implements vscode.Disposable {
 
   // -- checkpoints ----------------------------------------------------------------------------
   private async checkpoints(): Promise<CheckpointRow[]> {
-    const { checkpoints } = await this.client.execute<{ checkpoints: CheckpointRow[] }>('shiro.checkpoints', this.target());
+    const { checkpoints } = await this.client.execute('shiro.checkpoints', this.target());
     return checkpoints;
   }
 
@@ -287,7 +287,7 @@ export class Controller implements vscode.Disposable {
 
   async rewind(turnId: string, conversation: boolean): Promise<void> {
     try {
-      const r = await this.client.execute<RewindResultView>('shiro.rewind', { ...this.target(), turnId, conversation });
+      const r = await this.client.execute('shiro.rewind', { ...this.target(), turnId, conversation });
       const left = r.conflicts.map((c) => `${c.path} (${c.reason})`);
       const summary = `Restored ${r.restored.length} file${r.restored.length === 1 ? '' : 's'}` +
         (r.restored.length ? `: ${r.restored.join(', ')}` : '') + (left.length ? `. Left as they are: ${left.join('; ')}` : '') + '.';
@@ -306,7 +306,7 @@ export class Controller implements vscode.Disposable {
   async pickSession(): Promise<void> {
     let sessions: SessionInfo[];
     try {
-      ({ sessions } = await this.client.execute<{ sessions: SessionInfo[] }>('shiro.sessions', { limit: 50, workspace: this.workspace }));
+      ({ sessions } = await this.client.execute('shiro.sessions', { limit: 50, workspace: this.workspace }));
     } catch (err) {
       return this.fail('sessions', err);
     }
@@ -331,7 +331,7 @@ export class Controller implements vscode.Disposable {
    * {private: true}`, as Neovim's `:ShiroNew!`). */
   async newSession(isPrivate = false): Promise<void> {
     try {
-      const { sessionId } = await this.client.execute<{ sessionId: string }>('shiro.newSession', { workspace: this.workspace, ...(isPrivate ? { private: true } : {}) });
+      const { sessionId } = await this.client.execute('shiro.newSession', { workspace: this.workspace, ...(isPrivate ? { private: true } : {}) });
       this.store.load(sessionId, '', [], isPrivate
         ? 'Private chat: its short-term memory is never shown to other sessions.' : undefined);
       await this.view?.reveal();
@@ -342,7 +342,7 @@ export class Controller implements vscode.Disposable {
 
   async save(): Promise<void> {
     try {
-      const r = await this.client.execute<{ saved: boolean; messageCount: number; path?: string; reason?: string }>('shiro.save', this.target());
+      const r = await this.client.execute('shiro.save', this.target());
       const text = r.saved ? `shiro-neko: saved ${r.messageCount} messages` : `shiro-neko: ${r.reason ?? 'nothing to save'}`;
       vscode.window.setStatusBarMessage(text, 4000);
       this.store.addNotice(r.saved ? `Saved ${r.messageCount} messages.` : r.reason ?? 'Nothing to save.');
@@ -362,7 +362,7 @@ export class Controller implements vscode.Disposable {
       { location: vscode.ProgressLocation.Notification, title: 'shiro-neko: compacting the conversation…' },
       async () => {
         try {
-          const r = await this.client.execute<{ summary: string; messagesBefore: number; messagesAfter: number }>(
+          const r = await this.client.execute(
             'shiro.compact', { ...this.target(), ...(focus ? { focus } : {}) });
           // Shown as a reload will show it: the replaced messages folded, then the summary.
           if (this.store.sessionId) await this.resume({ id: this.store.sessionId }, true).catch(() => undefined);
@@ -376,7 +376,7 @@ export class Controller implements vscode.Disposable {
 
   async compactMemory(): Promise<void> {
     try {
-      const r = await this.client.execute<{ ran: boolean; reason?: string; before: number; after: number }>('shiro.memory', { workspace: this.workspace });
+      const r = await this.client.execute('shiro.memory', { workspace: this.workspace });
       const text = r.ran ? `Project memory compacted: ${r.before} entries to ${r.after}.` : `Project memory left as it is: ${r.reason ?? 'nothing to do'}.`;
       void vscode.window.showInformationMessage(`shiro-neko: ${text}`);
     } catch (err) {
@@ -390,9 +390,9 @@ export class Controller implements vscode.Disposable {
     try {
       await this.opening;
       let text: string;
-      if (name === 'Project memory') text = notesMarkdown((await this.client.execute<NotesResult>('shiro.notes', { workspace: this.workspace })).entries);
-      else if (name === 'Short-term memory') text = stmMarkdown(await this.client.execute<Parameters<typeof stmMarkdown>[0]>('shiro.stm', this.target()), Date.now());
-      else if (name === 'MCP servers') text = mcpMarkdown(await this.client.execute<Parameters<typeof mcpMarkdown>[0]>('shiro.mcp', { workspace: this.workspace }));
+      if (name === 'Project memory') text = notesMarkdown((await this.client.execute('shiro.notes', { workspace: this.workspace })).entries);
+      else if (name === 'Short-term memory') text = stmMarkdown(await this.client.execute('shiro.stm', this.target()), Date.now());
+      else if (name === 'MCP servers') text = mcpMarkdown(await this.client.execute('shiro.mcp', { workspace: this.workspace }));
       else return `# ${name}\n\nNothing to show: run the command that opened this again.\n`;
       this.notes.set(uri.toString(), text);
       return text;
@@ -412,7 +412,7 @@ export class Controller implements vscode.Disposable {
 
   async showNotes(): Promise<void> {
     try {
-      const { entries } = await this.client.execute<NotesResult>('shiro.notes', { workspace: this.workspace });
+      const { entries } = await this.client.execute('shiro.notes', { workspace: this.workspace });
       await this.showDoc('Project memory', notesMarkdown(entries));
     } catch (err) {
       this.fail('/notes', err);
@@ -424,9 +424,9 @@ export class Controller implements vscode.Disposable {
   }
 
   /** Generic viewers for commands whose answer is a document (short-term memory, MCP servers). */
-  async showResult(command: string, title: string, render: (r: unknown) => string): Promise<void> {
+  async showResult<C extends SessionCommand>(command: C, title: string, render: (r: CommandResult<C>) => string): Promise<void> {
     try {
-      const r = await this.client.execute<unknown>(command, this.target());
+      const r = await this.client.execute(command, this.target());
       await this.showDoc(title, render(r));
     } catch (err) {
       this.fail(command, err);
@@ -434,12 +434,12 @@ export class Controller implements vscode.Disposable {
   }
 
   async showStm(): Promise<void> {
-    await this.showResult('shiro.stm', 'Short-term memory', (r) => stmMarkdown(r as Parameters<typeof stmMarkdown>[0], Date.now()));
+    await this.showResult('shiro.stm', 'Short-term memory', (r) => stmMarkdown(r, Date.now()));
   }
 
   async clearStm(): Promise<void> {
     try {
-      const r = await this.client.execute<{ cleared: boolean }>('shiro.stmClear', this.target());
+      const r = await this.client.execute('shiro.stmClear', this.target());
       this.store.addNotice(r.cleared ? 'Short-term memory of this session cleared.' : 'This session had no short-term memory.');
     } catch (err) {
       this.fail('/stm clear', err);
@@ -448,7 +448,7 @@ export class Controller implements vscode.Disposable {
 
   async showMcp(): Promise<void> {
     try {
-      const r = await this.client.execute<Parameters<typeof mcpMarkdown>[0]>('shiro.mcp', { workspace: this.workspace });
+      const r = await this.client.execute('shiro.mcp', { workspace: this.workspace });
       await this.showDoc('MCP servers', mcpMarkdown(r));
     } catch (err) {
       this.fail('/mcp', err);

@@ -1,7 +1,7 @@
 // What the status-bar context gauge shows for a `shiro/status`. Pure; statusBar.ts applies it.
 // The colour follows the server's `level` (amber from 2/3 of the threshold, red from 90 %).
 
-import type { StatusPayload } from './wire';
+import type { SandboxStatus, StatusPayload } from './wire';
 
 export interface GaugeView {
   text: string;
@@ -10,12 +10,8 @@ export interface GaugeView {
   accessibility: string;
 }
 
-/** `shiro/status`'s `sandbox` (docs/protocol.md: `{mode, enforced, reason?}`); read when the server sends it. */
-export interface SandboxState {
-  mode: string;
-  enforced: boolean;
-  reason?: string | null;
-}
+/** `shiro/status`'s `sandbox` (docs/protocol.md: `{mode, enforced, reason?}`). */
+export type SandboxState = SandboxStatus;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -36,7 +32,7 @@ export function gaugeView(s: StatusPayload): GaugeView {
   const percent = percentText(s.contextPercent);
   const icon = s.running ? '$(sync~spin)' : '$(dashboard)';
   const cost = s.costUsd === null || s.costUsd === undefined ? 'unknown' : `$${s.costUsd.toFixed(4)}`;
-  const sandbox = (s as StatusPayload & { sandbox?: SandboxState }).sandbox;
+  const sandbox: SandboxState | undefined = s.sandbox;
   const side = s.sideInputTokens || s.sideOutputTokens
     ? ` (side requests: ${fmt(s.sideInputTokens ?? 0)} in · ${fmt(s.sideOutputTokens ?? 0)} out)` : '';
   const tooltip = [

@@ -1,6 +1,6 @@
 // Project memory as a readable Markdown document (kinds, hit counts, dates). Pure.
 
-import type { MemoryEntry } from './wire';
+import type { CommandResult, MemoryEntry } from './wire';
 
 const ORDER = ['fact', 'decision', 'gotcha', 'command'];
 const TITLES: Record<string, string> = { fact: 'Facts', decision: 'Decisions', gotcha: 'Gotchas', command: 'Commands' };
@@ -33,10 +33,7 @@ export function age(iso: string, now: number): string {
   return `${Math.round(s / 86400)} d ago`;
 }
 
-interface StmView {
-  current?: { kind: string; text: string; updatedAt: string } | null;
-  others: { sessionId: string; title: string; workspace: string; text: string; updatedAt: string }[];
-}
+type StmView = CommandResult<'shiro.stm'>;
 
 /** `shiro.stm`: what the next turn would be told, this session first. */
 export function stmMarkdown(r: StmView, now: number): string {
@@ -54,9 +51,7 @@ export function stmMarkdown(r: StmView, now: number): string {
   return lines.join('\n');
 }
 
-interface McpView {
-  servers: { name: string; source: string; state: string; error?: string | null; tools: { name: string; description: string }[] }[];
-}
+type McpView = CommandResult<'shiro.mcp'>;
 
 /** `shiro.mcp`: each server, its state and its tools. */
 export function mcpMarkdown(r: McpView): string {
