@@ -154,3 +154,44 @@ def test_a_folder_swapped_while_it_is_checked_is_asked_never_an_error(tmp_path: 
         stop.set()
         thread.join()
     assert reasons <= {None, "where it leads could not be checked for git metadata (.git), which git runs programs from"}
+
+
+def _upstream_with_submodules(base: Path) -> Path:
+    """A repository as a hostile upstream could ship it, cloned: a populated submodule two levels
+    down (`third_party/lib`, a gitfile into `.git/modules`), and a gitlink with no `.gitmodules`
+    entry whose folder a clone leaves empty (`vendor/lib`)."""
+    sub = base / "sub"
+    make_repo(sub)
+    ws = base / "ws"
+    make_repo(ws)
+    git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "third_party/lib")
+    git(ws, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,vendor/lib")
+    (ws / "vendor" / "lib").mkdir(parents=True)
+    git(ws, "commit", "-q", "-m", "submodules")
+    make_repo(ws / "lib")  # a nested repository one level down
+    return ws
+
+
+async def test_submodules_and_nested_repositories_cannot_be_replaced_by_a_planted_one(tmp_path: Path) -> None:
+    """git at the root runs git inside each populated submodule with that repository's config.
+    Before: a command rewrote `third_party/lib/.git` (two levels down, not protected) to point at a
+    repository of its own, made one in the empty `vendor/lib`, and moved `lib/` (whose `.git` was
+    read-only, but not the folder holding it) aside for a planted one; the user's `git status` at
+    the root then ran each planted `core.fsmonitor`."""
+    sandbox = _require()
+    ws = _upstream_with_submodules(tmp_path)
+    marker = tmp_path / "planted-program-ran"
+    plant = f"git init -q && git config core.fsmonitor 'touch {marker}; false' && git commit -q --allow-empty -m x"
+    command = (
+        f"mkdir -p .cache-x && (cd .cache-x && {plant}); "
+        "echo 'gitdir: ../../.cache-x/.git' > third_party/lib/.git; echo gitfile=$?; "
+        f"(cd vendor/lib && {plant}); echo vendor=$?; "
+        f"mv lib .lib-aside; echo moved=$?; mkdir -p lib && (cd lib && {plant}); echo lib=$?; echo done"
+    )
+    _, out = await run(sandbox, DiskToolHost(ws), command)
+    assert "done" in out and "moved=0" not in out, out
+    git(ws, "status")
+    git(ws / "lib", "status")
+    assert not marker.exists(), out
+    assert (ws / "third_party" / "lib" / ".git").read_text().startswith("gitdir: ../../.git/modules/")
+    assert not (ws / "vendor" / "lib" / ".git").exists() and (ws / "lib" / ".git" / "HEAD").exists()

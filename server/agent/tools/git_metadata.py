@@ -12,6 +12,7 @@ and an edit tool may not make it without a yes, whatever the approval mode
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from .base import ToolError
@@ -124,3 +125,78 @@ def _reason(root: Path, raw: str) -> str | None:
             if _within(real, gitdir):
                 return "it changes git metadata (where .git points), which git runs programs from outside any sandbox"
     return None
+
+
+# The submodules of the last index read: (index path, mtime_ns, size, inode) -> the folders.
+_gitlink_cache: dict[tuple[str, int, int, int], list[str]] = {}
+_GITLINK_TIMEOUT = 5.0
+
+
+def submodule_dirs(root: str) -> list[str]:
+    """The folders the root repository records as submodules (gitlinks), at any depth, resolved.
+
+    git at the root recurses into each populated submodule (`git status` runs git inside it, with
+    that repository's own config): a command that planted a repository there, or moved one aside
+    and made another, would run a program at the user's next `git status`. Read from the index by
+    `git ls-files --stage` with the repository's own programs off (`core.fsmonitor=false`; it
+    refreshes nothing and runs no hook), once per index change."""
+    root = os.path.realpath(root)
+    dot_git = os.path.join(root, GIT)
+    gitdir = dot_git if os.path.isdir(dot_git) else next(iter(_gitfile_dirs(dot_git)), "")
+    index = os.path.join(gitdir, "index") if gitdir else ""
+    try:
+        st = os.stat(index) if index else None
+    except OSError:
+        st = None
+    if st is None:
+        return []
+    key = (index, st.st_mtime_ns, st.st_size, st.st_ino)
+    if key not in _gitlink_cache:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_DIR=gitdir, GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
+        try:
+            done = subprocess.run(
+                ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-z"],
+                cwd=root, env=env, capture_output=True, timeout=_GITLINK_TIMEOUT, check=False,
+            )
+            listed = done.stdout.split(b"\0") if done.returncode == 0 else []
+        except (OSError, subprocess.TimeoutExpired):
+            listed = []
+        found = []
+        for entry in listed:
+            meta, _, name = entry.partition(b"\t")
+            if meta.startswith(b"160000 ") and name:
+                found.append(os.path.join(root, os.fsdecode(name)))
+        _gitlink_cache.clear()  # one workspace's at a time is plenty; never grows
+        _gitlink_cache[key] = found
+    return list(_gitlink_cache[key])
+
+
+def git_mount_args(root: str) -> list[str]:
+    """bubblewrap arguments that keep a sandboxed command off git metadata (after the workspace's
+    own `--bind`): each nested repository's folder (one level down, and every submodule at any
+    depth) becomes a mount point of its own, so it cannot be moved aside and replaced by a planted
+    one; an empty, uninitialised submodule folder is read-only, so no repository can be made in it;
+    then every metadata path is read-only (`read_only_git_paths`, and each submodule's `.git`)."""
+    root = os.path.realpath(root)
+    nested: dict[str, None] = {}
+    try:
+        with os.scandir(root) as entries:
+            for e in entries:
+                if e.name != GIT and e.is_dir(follow_symlinks=False) and os.path.lexists(os.path.join(e.path, GIT)):
+                    nested.setdefault(e.path, None)
+    except OSError:
+        pass
+    for folder in submodule_dirs(root):
+        nested.setdefault(folder, None)
+    args: list[str] = []
+    metadata = read_only_git_paths(root)
+    for folder in sorted(nested, key=lambda f: f.count("/")):  # outer folders first
+        if os.path.islink(folder) or not os.path.isdir(folder) or not _within(folder, root) or folder == root:
+            continue
+        populated = os.path.lexists(os.path.join(folder, GIT))
+        args += ["--bind" if populated else "--ro-bind", folder, folder]
+        metadata += [m for m in _metadata_of(folder) if _within(m, root) and os.path.exists(m)]
+    for path in dict.fromkeys(metadata):
+        args += ["--ro-bind", path, path]
+    return args

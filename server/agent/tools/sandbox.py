@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Literal, Mapping
 
 from ...protocol import SandboxMode, SandboxStatus
-from .git_metadata import read_only_git_paths
+from .git_metadata import git_mount_args
 
 log = logging.getLogger(__name__)
 
@@ -308,8 +308,7 @@ class Sandbox:
             if _within(path, root):
                 args += ["--ro-bind", path, path]
         if self.mode == "workspace-write":
-            for path in read_only_git_paths(root):
-                args += ["--ro-bind", path, path]
+            args += git_mount_args(root)
         for path in hides:
             args += _hide(path)
         return args
