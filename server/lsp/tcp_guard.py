@@ -107,7 +107,8 @@ async def first_message(reader: _Bounded, token: str) -> dict[str, Any]:
     presented = options.pop(TOKEN_OPTION, None) if isinstance(options, dict) else None
     if not isinstance(presented, str):
         raise Refused(f"initialize without initializationOptions.{TOKEN_OPTION}")
-    if not hmac.compare_digest(presented.encode(), token.encode()):
+    # surrogatepass: a lone surrogate (`"\ud800"`) is a wrong token, not an error in the refusal path.
+    if not hmac.compare_digest(presented.encode("utf-8", "surrogatepass"), token.encode()):
         raise Refused(f"a wrong {TOKEN_OPTION}")
     return data
 

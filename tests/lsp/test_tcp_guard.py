@@ -213,7 +213,7 @@ def _as_other_user(port: int, payload: bytes) -> dict[str, Any]:
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as a second user")
-@pytest.mark.parametrize("token", [None, "wrong-token-of-the-right-length-0123456789"])
+@pytest.mark.parametrize("token", [None, "wrong-token-of-the-right-length-0123456789", "\ud800"])
 def test_another_user_without_the_token_is_closed_and_handles_nothing(tcp, token):
     with FakeProvider() as evil:
         evil.script(Reply(calls=[Call("run_command", {"command": "touch PWNED"})]), Reply(text="done"))
@@ -232,6 +232,7 @@ def test_another_user_without_the_token_is_closed_and_handles_nothing(tcp, token
         owner.close()
     assert tcp.files_mention("the owner's note")
     assert any("refused a connection" in line and "authToken" in line for line in tcp.stderr)
+    assert not any("Unhandled exception" in line for line in tcp.stderr)  # a lone surrogate is just wrong
 
 
 def test_a_browser_post_is_refused_and_writes_nothing(tcp):
