@@ -195,3 +195,29 @@ async def test_submodules_and_nested_repositories_cannot_be_replaced_by_a_plante
     assert not marker.exists(), out
     assert (ws / "third_party" / "lib" / ".git").read_text().startswith("gitdir: ../../.git/modules/")
     assert not (ws / "vendor" / "lib" / ".git").exists() and (ws / "lib" / ".git" / "HEAD").exists()
+
+
+def test_edits_that_make_a_bare_repository_without_a_git_name_are_asked(tmp_path: Path) -> None:
+    """`docs/HEAD`, `docs/config`, `docs/objects/…`, `docs/refs/…` make `docs/` a repository git
+    runs `core.fsmonitor` from (a git-aware prompt on `cd docs` is enough), with no `.git` in any
+    name: the guard said None to all four. Now the write that completes the layout, in any order,
+    is asked; ordinary files named like its parts are not."""
+    import itertools
+
+    writes = {"docs/HEAD": "ref: refs/heads/main\n", "docs/config": "[core]\n\tfsmonitor = touch X\n",
+              "docs/objects/info/keep": "", "docs/refs/heads/keep": ""}
+    for order in itertools.permutations(writes):
+        root = tmp_path / "-".join(str(len(p)) for p in order)
+        root.mkdir()
+        for rel in order:
+            reason = git_metadata_reason(root, rel)
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(writes[rel])
+            complete = all((root / "docs" / part).exists() for part in ("HEAD", "objects", "refs"))
+            if complete:
+                assert reason and "docs" in reason, (order, rel)
+                break
+    plain = tmp_path / "plain"
+    (plain / "src" / "objects").mkdir(parents=True)
+    for rel in ("config/settings.yml", "src/objects/model.py", "refs/links.md", "docs/HEAD.md"):
+        assert git_metadata_reason(plain, rel) is None, rel

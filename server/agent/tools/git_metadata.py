@@ -89,6 +89,30 @@ def _names_git(parts: tuple[str, ...]) -> bool:
     return any(part.casefold() == GIT for part in parts)
 
 
+_BARE_PARTS = ("HEAD", "objects", "refs")
+
+
+def _bare_repository_part(path: str, root: str) -> str | None:
+    """The folder (relative) that writing `path` helps make a bare repository, or None.
+
+    git takes a folder holding `HEAD`, `objects/` and `refs/` for a repository of its own (no `.git`
+    in any name: `docs/HEAD`, `docs/config`, ...), and runs what its `config` names when the user
+    or a git-aware shell prompt is in it. Asked: a write of one of those parts, or of `config`, into
+    a folder that (with this write) holds `HEAD` and `objects/` or `refs/`."""
+    if not _within(path, root) or path == root:
+        return None
+    rel = os.path.relpath(path, root).split(os.sep)
+    for depth in range(len(rel)):
+        folder = os.path.join(root, *rel[:depth])
+        part = rel[depth]
+        if part not in (*_BARE_PARTS, "config"):
+            continue
+        present = {name for name in _BARE_PARTS if os.path.lexists(os.path.join(folder, name))} | {part}
+        if "HEAD" in present and present & {"objects", "refs"}:
+            return os.path.relpath(folder, root) if folder != root else "the workspace root"
+    return None
+
+
 def git_metadata_reason(root: Path, raw: object) -> str | None:
     """Why writing the path `raw` (an edit tool's `path` argument) touches git metadata, or None.
 
@@ -119,6 +143,9 @@ def _reason(root: Path, raw: str) -> str | None:
     for rel in candidates:
         if _names_git(Path(rel).parts):
             return "it changes git metadata (.git), which git runs programs from outside any sandbox"
+    bare = _bare_repository_part(os.path.realpath(resolved) if resolved is not None else lexical, os.path.realpath(root_abs))
+    if bare:
+        return f"it makes {bare} a git repository (HEAD, objects, refs), which git runs programs from"
     if resolved is not None:
         real = os.path.realpath(resolved)
         for gitdir in read_only_git_paths(root_abs):
