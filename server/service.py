@@ -16,17 +16,21 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import msgspec
 
-from .agent.attachments import AttachmentError, read_attachments
+from .agent.attachments import AttachmentError, file_block, read_attachments
 from .agent.events import EventSink
-from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider
+from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider, preload_sdk
 from .agent.loop import run_turn
 from .agent.session import AgentSession, SessionDeps
 from .agent.status import emit_status, status_payload
-from .agent.turns import QueuedPrompt
+from .agent.tool_calls import describe_call
+from .agent.turns import QueuedPrompt, TurnOutcome
+from .agent import workspace_fs
 from .model.ids import new_uuid7
 from .model.session_state import SessionState
 from .agent.usage import side_counter
-from .agent.tools.base import Tool, ToolHost
+from .agent.tools.base import Tool, ToolError, ToolHost
+from .agent.tools.disk_host import DiskToolHost
+from .agent.tools.workspace_paths import resolve_workspace_path
 from .agent.tools.registry import core_tools
 from .agent.tools.sandbox import probe_soon, sandbox_for, sandbox_status
 from .config import Approvals, Settings, merge_settings
@@ -50,6 +54,34 @@ from .workspaces import Workspace, Workspaces
 log = logging.getLogger(__name__)
 
 ProviderKey = tuple[str, str | None, str]
+
+
+# -- what a front end takes from the agent --------------------------------------------------
+# The ACP front end (server/acp/) talks to this core, never to agent/ internals
+# (tests/unit/test_acp_layering.py): the session type and a turn's outcome, the tools and how a
+# call reads, the plain disk host its editor host extends and the block an embedded file becomes
+# come from here; agent/events.py (the EventSink and its approval types) is the one agent module
+# it imports itself, as the seam every front end implements.
+LiveSession = AgentSession
+__all__ = ["DiskToolHost", "EditorBridge", "LiveSession", "ShiroService", "Tool", "TurnOutcome", "describe_call",
+           "file_block", "read_workspace_text", "workspace_path"]
+
+
+def read_workspace_text(root: Path, path: Path) -> str | None:
+    """A workspace file's text as it is on disk (beneath the root's directory fd), or None when it
+    cannot be read as UTF-8 text."""
+    try:
+        return workspace_fs.read_bytes(root, path).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def workspace_path(root: Path, path: str) -> Path | None:
+    """`path` (as a tool call gave it) resolved inside the workspace, or None when it is not in it."""
+    try:
+        return resolve_workspace_path(root, path)
+    except ToolError:
+        return None
 
 
 class EditorBridge(Protocol):
@@ -189,6 +221,20 @@ class ShiroService:
         """A session became current (new or resumed): clients get its task list and status."""
         self.todos.announce(session)
         emit_status(session)
+
+    def tools_by_name(self, session: AgentSession) -> dict[str, Tool]:
+        """The tools a session's next step would offer, by name (a front end describing a call)."""
+        return {tool.name: tool for tool in session.deps.tools(session)}
+
+    def host_of(self, session: AgentSession) -> ToolHost:
+        """The file host a session's tools read and write through (the front end's, per session)."""
+        return session.deps.host
+
+    @staticmethod
+    def preload_provider() -> None:
+        """Start importing the model SDK in a thread now, so a front end's first turn does not wait
+        for it (agent/provider/openai_provider.py)."""
+        preload_sdk()
 
     # -- sessions -------------------------------------------------------------------------
     def make_session(self, workspace: Workspace, state: SessionState | None = None, private: bool = False) -> AgentSession:

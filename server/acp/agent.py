@@ -16,15 +16,11 @@ from urllib.parse import unquote, urlparse
 from acp import PROTOCOL_VERSION, RequestError, schema
 
 from .. import __version__
-from ..agent.attachments import file_block
-from ..agent.provider.openai_provider import preload_sdk
-from ..agent.session import AgentSession
-from ..agent.turns import TurnOutcome
 from ..errors import InvalidArguments, Refused
 from ..mcp.specs import SpecError, spec_from_acp
 from ..model.session_state import SessionState
-from ..protocol import ChatArgs, SessionSummary
-from ..service import ShiroService
+from ..protocol import ChatArgs, SessionArgs, SessionSummary
+from ..service import LiveSession as AgentSession, ShiroService, TurnOutcome, file_block
 from ..workspaces import Workspace
 from . import slash, updates
 from .host import AcpToolHost, Editor
@@ -113,7 +109,7 @@ class ShiroAcpAgent:
     def _preload(self) -> None:
         if not self._preloaded:
             self._preloaded = True
-            preload_sdk()
+            self.service.preload_provider()
 
     def _modes(self, session: AgentSession) -> schema.SessionModeState:
         return schema.SessionModeState(current_mode_id=self.service.settings_for(session.id).approvals, available_modes=MODES)
@@ -159,7 +155,7 @@ class ShiroAcpAgent:
         if session.id != session_id:  # busy in another window: we carry on in a fork under the editor's id
             self._live[session_id] = session.id
             self.sink.editor_ids[session.id] = session_id
-        tools = {t.name: t for t in session.deps.tools(session)}
+        tools = self.service.tools_by_name(session)
         for update in updates.replay(session.root, session.messages, tools):
             self.sink.send(session.id, update)
         self.sink.send(session.id, slash.available_commands())
@@ -241,8 +237,8 @@ class ShiroAcpAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.service.sessions.get(self._live.get(session_id, session_id))
-        if session is not None:
-            session.turns.abort()  # the running turn ends as `cancelled`; queued prompts are cleared
+        if session is not None:  # the running turn ends as `cancelled`; queued prompts are cleared
+            self.service.abort(SessionArgs(sessionId=session.id))
 
 
 def stop_reason(outcome: TurnOutcome) -> schema.StopReason:

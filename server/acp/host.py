@@ -12,10 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from ..agent import workspace_fs
-from ..agent.tools.base import ToolError
-from ..agent.tools.disk_host import DiskToolHost
-from ..agent.tools.workspace_paths import resolve_workspace_path
+from ..service import DiskToolHost, read_workspace_text, workspace_path
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -86,15 +83,9 @@ class AcpToolHost(DiskToolHost):
         text = await self.editor_text(path)
         if text is not None:
             return text
-        try:
-            return workspace_fs.read_bytes(self.root, path).decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        return read_workspace_text(self.root, path)
 
     def take_diff(self, path: str) -> Diff | None:
         """The diff of the last write to `path` (as the model gave it), once."""
-        try:
-            absolute = resolve_workspace_path(self.root, path)
-        except ToolError:
-            return None
-        return self._diffs.pop(str(absolute), None)
+        absolute = workspace_path(self.root, path)
+        return self._diffs.pop(str(absolute), None) if absolute is not None else None

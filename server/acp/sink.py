@@ -15,14 +15,12 @@ import msgspec
 from acp import schema
 
 from ..agent.events import ApprovalAnswer, ApprovalRequest
-from ..agent.tools.base import Tool
 from ..model.transcript import ToolCallPart, pending_calls
 from . import updates
 from .host import AcpToolHost, Diff, Editor
 
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession
-    from ..service import ShiroService
+    from ..service import LiveSession as AgentSession, ShiroService, Tool
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +79,8 @@ class AcpSink:
     def _session(self, session_id: str) -> "AgentSession | None":
         return self.service.sessions.get(session_id) if self.service is not None else None
 
-    def _tools(self, session: "AgentSession | None") -> dict[str, Tool]:
-        return {t.name: t for t in session.deps.tools(session)} if session is not None else {}
+    def _tools(self, session: "AgentSession | None") -> "dict[str, Tool]":
+        return self.service.tools_by_name(session) if session is not None and self.service is not None else {}
 
     def event(self, payload: Any) -> None:
         event = msgspec.to_builtins(payload)
@@ -115,10 +113,11 @@ class AcpSink:
 
     def _diff(self, sid: str, call: ToolCallPart | None) -> Diff | None:
         session = self._session(sid)
-        if call is None or session is None or not isinstance(session.deps.host, AcpToolHost):
+        host = self.service.host_of(session) if session is not None and self.service is not None else None
+        if call is None or not isinstance(host, AcpToolHost):
             return None
         path = call.input.get("path") if isinstance(call.input, dict) else None
-        return session.deps.host.take_diff(path) if isinstance(path, str) else None
+        return host.take_diff(path) if isinstance(path, str) else None
 
     def todos(self, payload: Any) -> None:
         data = msgspec.to_builtins(payload)

@@ -15,8 +15,7 @@ from ..errors import InvalidArguments, Refused
 from ..protocol import CompactArgs, RewindArgs
 
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession
-    from ..service import ShiroService
+    from ..service import LiveSession as AgentSession, ShiroService
 
 Handler = Callable[["ShiroService", "AgentSession", str], Awaitable[str]]
 

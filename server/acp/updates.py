@@ -11,8 +11,7 @@ from typing import Any, Iterable
 
 from acp import helpers, schema
 
-from ..agent.tool_calls import describe_call
-from ..agent.tools.base import Tool
+from ..service import Tool, describe_call
 from ..model.transcript import Message, ReasoningPart, TextPart, ToolCallPart, ToolMessage, UserMessage
 
 Update = Any  # one of acp.schema's session update models

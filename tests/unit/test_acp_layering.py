@@ -1,8 +1,10 @@
 """The ACP front end sits on the core, beside the LSP front end, never on it.
 
-`server/acp/` imports the service, features, agent, state and protocol types and the
-`agent-client-protocol` package; never pygls, lsprotocol, the LSP package or the command glue
-(checked on the source, relative imports included, and in a fresh interpreter).
+`server/acp/` imports the service, state and protocol types and the `agent-client-protocol`
+package; never pygls, lsprotocol, the LSP package or the command glue (checked on the source,
+relative imports included, and in a fresh interpreter). Of the agent it imports only
+`agent/events.py`, the EventSink seam every front end implements: the rest (the session type, a
+turn's outcome, tools, the disk host) it takes from the core, server/service.py (issue 36 item 13).
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ def test_acp_package_never_imports_the_lsp_front_end() -> None:
     assert files
     offenders = [f"{p.relative_to(ROOT)}:{line}: {m}" for p in files for line, m in _imports(p) if _forbidden(m)]
     assert not offenders, "\n".join(offenders)
+
+
+AGENT_SEAM = ("shiro_neko.agent.events",)  # the EventSink and its approval types: wire-ish
+
+
+def test_acp_package_talks_to_the_core_not_to_agent_internals() -> None:
+    offenders = [f"{p.relative_to(ROOT)}:{line}: {m}" for p in sorted(ACP.rglob("*.py")) for line, m in _imports(p)
+                 if (m == "shiro_neko.agent" or m.startswith("shiro_neko.agent.")) and m not in AGENT_SEAM]
+    assert not offenders, "acp/ reaches into agent/ past the service:\n" + "\n".join(offenders)
 
 
 def test_acp_package_uses_the_service_and_protocol() -> None:
