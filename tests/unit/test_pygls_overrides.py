@@ -143,3 +143,30 @@ def test_notify_struct_sends_held_text_first() -> None:
 
     protocol.notify_struct(wire.EVENT, wire.NoticeEvent(sessionId="s", turnId="t", message="m"))
     assert sent == ["held text"]
+
+
+def test_the_internals_the_helpers_reach_are_there() -> None:
+    """forget_request, new_stop_event, kept_document and drop_document (the rest of lsp/ reaches
+    pygls internals only through them): the attributes they touch still mean what they did."""
+    from lsprotocol import types
+    from pygls.server import JsonRPCServer
+    from pygls.workspace import Workspace
+
+    from shiro_neko.lsp.pygls_overrides import drop_document, forget_request, kept_document, new_stop_event
+
+    server = create_server()
+    protocol = server.protocol
+    protocol._request_futures["req-9"] = object()
+    forget_request(protocol, "req-9")
+    assert "req-9" not in protocol._request_futures
+    # pygls's reader loops stop on this flag and `shutdown` sets it.
+    stop = new_stop_event(server)
+    assert server._stop_event is stop
+    assert "_stop_event" in inspect.getsource(JsonRPCServer.shutdown)
+
+    workspace = Workspace(None)
+    uri = "file:///tmp/a.py"
+    workspace.put_text_document(types.TextDocumentItem(uri=uri, language_id="python", version=1, text="x = 1\n"))
+    assert kept_document(workspace, uri) is workspace.get_text_document(uri)
+    drop_document(workspace, uri)
+    assert kept_document(workspace, uri) is None
