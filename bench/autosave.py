@@ -28,7 +28,8 @@ RESULTS = Path(__file__).parent / "results" / "autosave.json"
 
 class _Bridge:
     def __init__(self) -> None:
-        from shiro_neko.agent.events import ListSink
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test-only sink, tests/support
+        from tests.support.sink import ListSink
 
         self.sink = ListSink()
 

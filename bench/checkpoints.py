@@ -88,7 +88,8 @@ def _count_git(store: CheckpointStore, path: Path) -> dict[str, int]:
 
 async def _rewind_bench(root: Path, home: Path, paths: list[Path], changed: int, runs: int) -> list[float]:
     """A real service, a session whose turn changed `changed` files; rewind files-only, timed."""
-    from shiro_neko.agent.events import ListSink
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test-only sink, tests/support
+    from tests.support.sink import ListSink
     from shiro_neko.agent.tools.disk_host import DiskToolHost
     from shiro_neko.protocol import RewindArgs
     from shiro_neko.service import ShiroService

@@ -51,7 +51,8 @@ def child(count: int, turns: int) -> dict[str, Any]:
     from memory import short_turns
     from sessions import create
     from shiro_neko.model.transcript import AssistantMessage, TextPart, user_text
-    from shiro_neko.state.session_record import new_record
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test-only builder, tests/support
+    from tests.support.records import new_record
     from shiro_neko.state.session_store import SessionStore
 
     result: dict[str, Any] = {"code": str(Path(shiro_neko.__file__).resolve().parent)}
