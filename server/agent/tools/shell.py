@@ -179,7 +179,9 @@ async def _run_command(host: ToolHost, args: RunCommandArgs, sandbox: Sandbox | 
     timeout = args.timeout_seconds or DEFAULT_TIMEOUT_S  # within 1..MAX_TIMEOUT_S: the Struct's bounds
     argv = [_shell(), "-c", command]
     if sandbox is not None:
-        argv = sandbox.wrap(argv, str(host.root))
+        # In a thread: the mounts are looked up on disk, and a changed index costs a `git ls-files`
+        # (tools/git_metadata.py submodule_dirs), neither of which may hold up the event loop.
+        argv = await asyncio.to_thread(sandbox.wrap, argv, str(host.root))
         env_names = sandbox.env_names
     proc = await _spawn(argv, host, command_env(env_names, sandboxed=sandbox is not None))
     assert proc.stdout is not None
