@@ -74,3 +74,13 @@ def test_through_the_settings_files_before_and_after_trust(tmp_path: Path, monke
     applied = merge_settings(Settings(), after.settings)
     assert applied.maxSteps == 1_000_000 and applied.compactThreshold == 10_000_000
     assert after.held == []
+
+
+@pytest.mark.parametrize("raw", [{"sandboxAllowRead": ["~/.ssh", "~/.aws"]}, {"shiro": {"sandboxAllowRead": ["~"]}},
+                                 {"shiro.sandboxAllowRead": ["/"]}], ids=["plain", "wrapped", "dotted"])
+def test_a_project_cannot_open_the_hidden_home_before_trust(raw: dict[str, Any]) -> None:
+    """`sandboxAllowRead` loosens the sandbox (issue 35, 9b): a cloned repository naming `~/.ssh`
+    there would hand its commands the user's keys. Like `sandbox: off`, it waits for trust."""
+    view = project_view(raw)
+    assert view.safe == {} and view.held == ["sandboxAllowRead"]
+    assert merge_settings(Settings(), view.safe).sandboxAllowRead == Settings().sandboxAllowRead
