@@ -52,6 +52,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     sandboxAllowRead: list[str] = []
     # Environment variable names a command gets on top of agent/tools/sandbox.py's allowlist.
     sandboxEnv: list[str] = []
+    # Hosts web_fetch reaches without asking (each with its subdomains; agent/tools/web_fetch.py).
+    # A project file cannot set it before trust (project_settings.py: not a safe key).
+    webFetchAllowedDomains: list[str] = []
     maxSteps: int = 50
     # Caps on one provider response (agent/provider/bounded_stream.py): one SSE event, the whole.
     maxEventBytes: Annotated[int, msgspec.Meta(ge=1024)] = 8 * 1024 * 1024

@@ -32,6 +32,9 @@ from .agent.tools.base import Tool, ToolError, ToolHost
 from .agent.tools.disk_host import DiskToolHost
 from .agent.tools.workspace_paths import resolve_workspace_path
 from .agent.tools.registry import core_tools
+from .agent.tools.background import BackgroundCommands, remove_output
+from .agent.tools.shell import background_tools
+from .agent.tools.web_fetch import web_fetch_tool
 from .agent.tools.sandbox import probe_soon, sandbox_for, sandbox_status
 from .config import Approvals, Settings, merge_settings
 from .errors import Refused
@@ -126,6 +129,10 @@ class ShiroService:
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
         self._sandbox_logged = False
+        # Each session's background commands (run_command `background: true`), ended with it; the
+        # cleanups of forgotten sessions still running (awaited by `stop`).
+        self.background: dict[str, BackgroundCommands] = {}
+        self._closing: set[asyncio.Future[None]] = set()
         # Lines naming what a project settings file holds back until trusted (the ACP front end
         # reads that file itself): told once, when the first turn starts.
         self.trust_notices: list[str] = []
@@ -166,22 +173,33 @@ class ShiroService:
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
         return (
-            self.command_tools()
+            self.command_tools(session)
             + self.todos.tools(session)
             + self.memory.tools(session)
             + self.short_term_memory.tools(session)
             + self.mcp.tools(session.root)
+            + background_tools(self.background_of(session))
+            + [web_fetch_tool(tuple(self.settings.webFetchAllowedDomains))]
         )
 
-    def command_tools(self) -> list[Tool]:
-        """The core tools, run_command confined as the `sandbox` settings say and this machine allows."""
+    def background_of(self, session: AgentSession) -> BackgroundCommands:
+        """The session's background commands (agent/tools/background.py), made on first use."""
+        commands = self.background.get(session.id)
+        if commands is None:
+            commands = self.background[session.id] = BackgroundCommands(session.id)
+        return commands
+
+    def command_tools(self, session: AgentSession | None = None) -> list[Tool]:
+        """The core tools, run_command confined as the `sandbox` settings say and this machine allows
+        (and, for a session, able to leave commands running in the background)."""
         settings = self.settings
         hide, env = tuple(settings.sandboxHide), tuple(settings.sandboxEnv)
         sandbox = sandbox_for(settings.sandbox, hide, env, tuple(settings.sandboxAllowRead))
         unenforced = None
         if sandbox is None and settings.sandbox != "off":
             unenforced = sandbox_status(settings.sandbox).reason or "bubblewrap does not work here"
-        return core_tools(sandbox, env_names=env, unenforced=unenforced)
+        background = self.background_of(session) if session is not None else None
+        return core_tools(sandbox, env_names=env, unenforced=unenforced, background=background)
 
     async def before_turn(self, session: AgentSession) -> list[str]:
         """Notices for the start of a turn: what a project settings file holds back until trusted
@@ -271,6 +289,16 @@ class ShiroService:
         """A session left memory (`SessionRegistry.close`): drop what was kept for it."""
         self.short_term_memory.forget(session_id)
         self._sandbox_told.discard(session_id)
+        background = self.background.pop(session_id, None)
+        if background is not None:
+            background.kill_now()  # at once: a dev server must not outlive its session
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # after the event loop (a pipe closed without `shutdown`)
+                remove_output(session_id)
+            else:
+                self._closing.add(asyncio.ensure_future(background.close()))  # then its output files
+                self._closing = {t for t in self._closing if not t.done()}
 
     def workspace_of(self, session: AgentSession) -> Workspace:
         return self.registry.workspace_of(session)
@@ -335,6 +363,11 @@ class ShiroService:
         every MCP server process."""
         for session in list(self.sessions.values()):
             await session.turns.stop()
+        # Background commands end with the server (group_watch.py covers a server that is killed).
+        backgrounds, self.background = list(self.background.values()), {}
+        for background in backgrounds:
+            await background.close()
+        await asyncio.gather(*self._closing, return_exceptions=True)
         await self.mcp.stop()
         # Each provider's HTTP client and its pooled connections, closed here rather than by the
         # collector (their sockets were ResourceWarnings at exit; agent/provider/openai_provider.py).

@@ -60,7 +60,13 @@ def describe_call(tool: Tool | None, call: ToolCallPart) -> str:
 
 def guarded_write(tool: Tool, call: ToolCallPart, root: Path) -> str | None:
     """Why this call must be asked about whatever the approval mode, or None: an edit tool writing
-    git metadata (tools/git_metadata.py). "Always allow" never covers it."""
+    git metadata (tools/git_metadata.py), or a tool's own `always_ask` (a widened sandbox, a web
+    fetch). "Always allow" never covers it."""
+    if tool.always_ask is not None and isinstance(call.input, dict):
+        try:
+            return tool.always_ask(call.input)
+        except Exception:  # from unchecked arguments: when in doubt, ask
+            return "its arguments could not be read"
     if tool.approval != "edit" or not isinstance(call.input, dict):
         return None
     return git_metadata_reason(root, call.input.get("path"))
@@ -116,7 +122,9 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
     settings = session.deps.settings()
     guarded = guarded_write(tool, call, session.root)
     key = allowance_key(tool, call, session.root)
-    if guarded is not None or (needs_approval(tool, settings.approvals) and key not in session.always_allowed):
+    unasked = guarded is None and tool.unasked is not None and isinstance(call.input, dict) and tool.unasked(call.input)
+    if guarded is not None or (needs_approval(tool, settings.approvals) and key not in session.always_allowed
+                               and not unasked):
         summary = describe_call(tool, call)
         request = ApprovalRequest(
             session_id=session.id,

@@ -499,7 +499,7 @@ def test_cap_output_accounts_for_every_character(text: str, limit: int, keep_tai
 
 async def test_command_output_is_capped(host: DiskToolHost) -> None:
     result = await call(host, "run_command", {"command": "seq 1 100000"})
-    assert result.output.startswith("exit code 0\n1\n2\n")
+    assert result.output.startswith("exit code 0; ") and "100000 lines of output\n1\n2\n" in result.output
     assert "[... truncated: " in result.output and result.output.rstrip().endswith("100000")
     assert len(result.output) < 31_000
 
@@ -509,11 +509,12 @@ async def test_command_output_is_capped(host: DiskToolHost) -> None:
 
 async def test_run_command_reports_exit_code_and_output(ws: Path, host: DiskToolHost) -> None:
     ok = await call(host, "run_command", {"command": "pwd; echo err >&2"})
-    assert ok.output == f"exit code 0\n{ws}\nerr\n" and not ok.is_error
+    assert re.fullmatch(rf"exit code 0; \d+\.\d s; 2 lines of output\n{re.escape(str(ws))}\nerr\n", ok.output)
+    assert not ok.is_error
     failed = await call(host, "run_command", {"command": "exit 3"})
-    assert failed.output == "exit code 3\n(no output)"
+    assert re.fullmatch(r"exit code 3; \d+\.\d s; 0 lines of output\n\(no output\)", failed.output)
     stdin = await call(host, "run_command", {"command": "cat"})  # stdin is /dev/null: no hang
-    assert stdin.output == "exit code 0\n(no output)"
+    assert re.fullmatch(r"exit code 0; \d+\.\d s; 0 lines of output\n\(no output\)", stdin.output)
 
 
 async def test_run_command_timeout_kills(host: DiskToolHost) -> None:
@@ -588,7 +589,7 @@ async def test_background_child_holding_the_pipe_does_not_hang(ws: Path, host: D
     started = time.monotonic()
     result = await call(host, "run_command", {"command": "sleep 30 & echo started"})
     assert time.monotonic() - started < 3
-    assert result.output.startswith("exit code 0\nstarted\n") and "background" in result.output
+    assert re.match(r"exit code 0; \d+\.\d s; 1 line of output\nstarted\n", result.output) and "background" in result.output
     # redirected ones are stopped too: nothing a call started outlives it (issue 21)
     result = await call(host, "run_command", {"command": "sleep 30 > /dev/null 2>&1 & echo $!"})
     pid = int(result.output.splitlines()[1])

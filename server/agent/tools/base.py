@@ -72,6 +72,13 @@ class Tool(Generic[A]):
     preview: Callable[["ToolHost", dict[str, Any]], Awaitable[tuple[Path, str] | None]] | None = None
     # The result of a denied call when the default one would not say enough (it must say "denied").
     denied: str | None = None
+    # Why this call is asked whatever the `approvals` mode, or None (from the unchecked arguments):
+    # run_command widening its sandbox, web_fetch to a host the user did not allow. A yes to such
+    # a call holds for it alone ("always allow" does not cover the next one; agent/tool_calls.py).
+    always_ask: Callable[[dict[str, Any]], str | None] | None = None
+    # True when this call needs no approval at all whatever the mode (web_fetch to a host in the
+    # user's `webFetchAllowedDomains`).
+    unasked: Callable[[dict[str, Any]], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.arguments is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .arguments import check_arguments, decode_object
+from .background import BackgroundCommands
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .files import EDIT_FILE, READ_FILE, WRITE_FILE
 from .search import GREP, LIST_FILES
@@ -17,9 +18,11 @@ from .sandbox import Sandbox
 from .shell import RUN_COMMAND, run_command_tool
 
 
-def core_tools(sandbox: Sandbox | None = None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None) -> list[Tool]:
-    plain = sandbox is None and not env_names and unenforced is None
-    shell = RUN_COMMAND if plain else run_command_tool(sandbox, env_names=env_names, unenforced=unenforced)
+def core_tools(sandbox: Sandbox | None = None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None,
+               background: BackgroundCommands | None = None) -> list[Tool]:
+    plain = sandbox is None and not env_names and unenforced is None and background is None
+    shell = RUN_COMMAND if plain else run_command_tool(sandbox, env_names=env_names, unenforced=unenforced,
+                                                       background=background)
     return [READ_FILE, LIST_FILES, GREP, EDIT_FILE, WRITE_FILE, shell]
 
 

@@ -53,7 +53,7 @@ from .git_metadata import git_mount_args
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Sandbox", "SandboxMode", "sandbox_for", "sandbox_status", "command_env", "blocked_note"]
+__all__ = ["Sandbox", "SandboxMode", "Widening", "sandbox_for", "sandbox_status", "command_env", "blocked_note"]
 
 # The uid/gid a command runs as inside when the server is root (Debian's `nobody`/`nogroup`).
 _NOBODY = 65534
@@ -266,12 +266,15 @@ class Sandbox:
     env_names: tuple[str, ...] = ()  # `sandboxEnv`
     allow_read: tuple[str, ...] = ()  # `sandboxAllowRead`
 
-    def wrap(self, argv: list[str], root: str) -> list[str]:
-        """`argv` run inside the sandbox with `root` (the workspace) as its working directory."""
+    def wrap(self, argv: list[str], root: str, cwd: str | None = None, widen: Widening | None = None) -> list[str]:
+        """`argv` run inside the sandbox with `cwd` (default `root`, the workspace) as its working
+        directory; `widen` is what one approved call gets on top (shell.py)."""
         root = os.path.realpath(root)
-        return [self.bwrap, *_namespace_args(), *self.mount_args(root), "--chdir", root, "--", *argv]
+        chdir = os.path.realpath(cwd) if cwd else root
+        return [self.bwrap, *_namespace_args(widen is not None and widen.network),
+                *self.mount_args(root, widen), "--chdir", chdir, "--", *argv]
 
-    def mount_args(self, root: str) -> list[str]:
+    def mount_args(self, root: str, widen: Widening | None = None) -> list[str]:
         # Later mounts win. In order: the base; the hidden homes (an empty private tmpfs each) with
         # what comes back of them read-only; hides that hold the workspace (it is bound back on
         # top); the workspace; the product's install; the workspace's git metadata read-only; then
@@ -304,10 +307,22 @@ class Sandbox:
         for path in outer:
             args += ["--tmpfs", path]
         args += ["--bind" if self.mode == "workspace-write" else "--ro-bind", root, root]
-        for path in products:
-            if _within(path, root):
+        # One call's widening (approved by the user for that call): after the workspace, before
+        # what must stay read-only or hidden whatever was approved (the product's install, git
+        # metadata, the secrets), so a widened path holding one of those does not open it.
+        writable = [root] if self.mode == "workspace-write" else []
+        if widen is not None:
+            for path in widen.read:
                 args += ["--ro-bind", path, path]
-        if self.mode == "workspace-write":
+            for path in widen.write:
+                args += ["--bind", path, path]
+            writable += list(widen.write)
+            if widen.network:
+                args += _resolver_args()
+        for path in products:
+            if any(_within(path, w) for w in writable):
+                args += ["--ro-bind", path, path]
+        if writable:
             args += git_mount_args(root)
         for path in hides:
             args += _hide(path)
@@ -320,11 +335,34 @@ def _hide(path: str) -> list[str]:
     return ["--ro-bind", "/dev/null", path]
 
 
-def _namespace_args() -> list[str]:
+@dataclass(frozen=True)
+class Widening:
+    """What one approved run_command call gets beyond the sandbox: the network (the host's), and
+    extra paths (resolved, existing) read-only or writable."""
+
+    network: bool = False
+    write: tuple[str, ...] = ()
+    read: tuple[str, ...] = ()
+
+
+def _resolver_args() -> list[str]:
+    """With the network, name resolution too: /etc/resolv.conf often leads into /run (systemd-
+    resolved's stub), which the sandbox replaces by an empty tmpfs; that one file comes back."""
+    args: list[str] = []
+    for name in ("/etc/resolv.conf", "/etc/hosts"):
+        real = os.path.realpath(name)
+        if real != name and os.path.isfile(real) and (_within(real, "/run") or _within(real, "/var/run")):
+            args += ["--ro-bind", real, real]
+    return args
+
+
+def _namespace_args(network: bool = False) -> list[str]:
     args = [
         "--unshare-all", "--unshare-user", "--disable-userns",
         "--cap-drop", "ALL", "--new-session", "--die-with-parent",
     ]
+    if network:
+        args.append("--share-net")  # after --unshare-all: the one namespace kept (bwrap(1))
     if os.geteuid() == 0:
         args += ["--uid", str(_NOBODY), "--gid", str(_NOBODY)]
     return args
@@ -461,6 +499,6 @@ def blocked_note(sandbox: Sandbox, exit_code: int | None, output: str) -> str:
     allowed = "the workspace and a private /tmp" if sandbox.mode == "workspace-write" else "only a private /tmp"
     return (
         f"\n[sandbox {sandbox.mode}: this command may have been stopped by the sandbox (it can write to "
-        f"{allowed} and has no network); if it needs more, ask the user to rerun it outside the "
-        "sandbox (setting shiro.sandbox = \"off\")]"
+        f"{allowed} and has no network); if it needs more, run it again with network: true, "
+        "write_paths or read_paths and a reason: the user is asked for that one call]"
     )

@@ -12,15 +12,18 @@ import contextlib
 import os
 import shutil
 import signal
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from .base import Tool, ToolHost, ToolResult
-from .output_cap import cap_output
+from .background import BackgroundCommand, BackgroundCommands, spill
+from .base import Tool, ToolError, ToolHost, ToolResult
+from .output_cap import DEFAULT_LIMIT, cap_output
 from . import group_watch
-from .sandbox import Sandbox, blocked_note, command_env
+from .sandbox import Sandbox, Widening, blocked_note, command_env
+from .workspace_paths import resolve_workspace_path, workspace_relative
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
@@ -46,9 +49,11 @@ class _Output:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.lines = 0
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
+        self.lines += chunk.count(b"\n")
         room = _KEEP_BYTES - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -58,11 +63,21 @@ class _Output:
             if len(self.tail) > _KEEP_BYTES:
                 del self.tail[: len(self.tail) - _KEEP_BYTES]
 
+    def kept(self) -> str:
+        """All that was kept: the whole output, or its two ends with a line where the middle was."""
+        dropped = self.total - len(self.head) - len(self.tail)
+        middle = f"\n[... {dropped:,} bytes dropped here ...]\n".encode() if dropped else b""
+        return bytes(self.head + middle + self.tail).decode("utf-8", errors="replace")
+
     def text(self) -> str:
         text = bytes(self.head + self.tail).decode("utf-8", errors="replace")
         dropped = self.total - len(self.head) - len(self.tail)
         # Dropped bytes are counted as characters: exact for ASCII, close enough otherwise.
         return cap_output(text, keep_tail=True, total_length=len(text) + dropped if dropped else None)
+
+    @property
+    def cut(self) -> bool:
+        return self.total > DEFAULT_LIMIT  # cap_output shows at most this many characters
 
 
 async def _pump(stream: asyncio.StreamReader, out: _Output) -> None:
@@ -132,7 +147,7 @@ async def _settle(pump: asyncio.Task[None], grace: float) -> bool:
     return bool(done)
 
 
-def _exit_line(code: int | None) -> str:
+def exit_line(code: int | None) -> str:
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -142,7 +157,7 @@ def _exit_line(code: int | None) -> str:
     return f"exit code {code}"
 
 
-async def _spawn(argv: list[str], host: ToolHost, env: dict[str, str]) -> asyncio.subprocess.Process:
+async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
     """Start the command in its own process group (whose id is its pid), so that a cancellation
     cannot leave any of it running. The shell runs before its spawn is awaited to the end; a cancel
     landing then made asyncio kill the shell alone, and a child it had already started lived on.
@@ -153,7 +168,7 @@ async def _spawn(argv: list[str], host: ToolHost, env: dict[str, str]) -> asynci
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            cwd=host.root,
+            cwd=cwd,
             env=env,
             start_new_session=True,
         )
@@ -168,46 +183,132 @@ async def _spawn(argv: list[str], host: ToolHost, env: dict[str, str]) -> asynci
     return proc
 
 
-async def _stop_group(pgid: int) -> None:
+async def stop_group(pgid: int) -> None:
     await stop_process_group(pgid)
     group_watch.unwatch(pgid)
 
 
+def _workdir(host: ToolHost, args: RunCommandArgs) -> Path:
+    """The command's working directory: the workspace root, or `workdir` inside it (guarded as
+    the file tools' paths are: no `..`, no absolute path elsewhere, no link leading out)."""
+    if isinstance(args.workdir, UnsetType) or args.workdir in ("", "."):
+        return host.root
+    path = resolve_workspace_path(host.root, args.workdir)
+    if not path.is_dir():
+        raise ToolError(f"workdir '{args.workdir}' is not a folder in the workspace")
+    return path
+
+
+def _widen_path(host: ToolHost, raw: str) -> str:
+    """A path a call asks to add to the sandbox: existing, absolute once resolved (`~` and
+    workspace-relative spellings accepted), never the state home (sandbox.py hides it anyway)."""
+    if "\x00" in raw or not raw.strip():
+        raise ToolError(f"the path {raw!r} to add to the sandbox is empty or has a NUL character")
+    written = os.path.expanduser(raw)
+    path = os.path.realpath(written if os.path.isabs(written) else os.path.join(host.root, written))
+    if not os.path.exists(path):
+        raise ToolError(f"the path {raw!r} to add to the sandbox does not exist ({path})")
+    return path
+
+
+def widening_of(args: RunCommandArgs, host: ToolHost) -> Widening | None:
+    if not (args.network or args.write_paths or args.read_paths):
+        return None
+    return Widening(
+        network=args.network,
+        write=tuple(dict.fromkeys(_widen_path(host, p) for p in args.write_paths)),
+        read=tuple(dict.fromkeys(_widen_path(host, p) for p in args.read_paths)),
+    )
+
+
+def widening_words(args: dict[str, Any]) -> str | None:
+    """What a call asks beyond the sandbox, from its unchecked arguments (the approval's text), or None."""
+    parts = []
+    if args.get("network") is True:
+        parts.append("NETWORK access")
+    for key, verb in (("write_paths", "WRITE"), ("read_paths", "READ")):
+        paths = args.get(key)
+        if isinstance(paths, list) and paths:
+            parts.append(f"{verb} " + ", ".join(str(p) for p in paths))
+    if not parts:
+        return None
+    reason = args.get("reason")
+    why = reason.strip() if isinstance(reason, str) and reason.strip() else "(no reason given)"
+    return "; ".join(parts) + f" — reason: {why}"
+
+
+def _result_text(code: int | None, seconds: float, out: _Output, spilled: Path | None) -> str:
+    lines = out.lines + (1 if out.total and not out.kept().endswith("\n") else 0)
+    head = f"{exit_line(code)}; {seconds:.1f} s; {lines} line{'' if lines == 1 else 's'} of output"
+    if spilled is not None:
+        head += f"\n[the whole output is in {spilled}; read it with read_file or search it with grep]"
+    return head
+
+
+async def _start_background(host: ToolHost, argv: list[str], cwd: Path, env: dict[str, str], command: str,
+                            background: BackgroundCommands) -> ToolResult:
+    background.check_room()
+    handle, log = background.new_log()
+    try:
+        proc = await _spawn(argv, cwd, env)
+    except BaseException:
+        log.close()
+        raise
+    background.add(BackgroundCommand(handle, command, proc, log))
+    return ToolResult(
+        f"started in the background as {handle} (pid {proc.pid}); read its new output with "
+        f"command_output {{\"handle\": \"{handle}\"}} and end it with command_stop; it is stopped when "
+        f"the session ends. Its whole output goes to {log.path}")
+
+
 async def _run_command(host: ToolHost, args: RunCommandArgs, sandbox: Sandbox | None = None,
-                       env_names: tuple[str, ...] = ()) -> ToolResult:
+                       env_names: tuple[str, ...] = (), background: BackgroundCommands | None = None) -> ToolResult:
     command = args.command
     timeout = args.timeout_seconds or DEFAULT_TIMEOUT_S  # within 1..MAX_TIMEOUT_S: the Struct's bounds
+    cwd = _workdir(host, args)
     argv = [_shell(), "-c", command]
     if sandbox is not None:
+        widen = widening_of(args, host)
         # In a thread: the mounts are looked up on disk, and a changed index costs a `git ls-files`
         # (tools/git_metadata.py submodule_dirs), neither of which may hold up the event loop.
-        argv = await asyncio.to_thread(sandbox.wrap, argv, str(host.root))
+        argv = await asyncio.to_thread(sandbox.wrap, argv, str(host.root), str(cwd), widen)
         env_names = sandbox.env_names
-    proc = await _spawn(argv, host, command_env(env_names, sandboxed=sandbox is not None))
+    env = command_env(env_names, sandboxed=sandbox is not None)
+    if args.background:
+        if background is None:
+            raise ToolError("background commands are not available here; run it without background")
+        return await _start_background(host, argv, cwd, env, command, background)
+    started = asyncio.get_running_loop().time()
+    proc = await _spawn(argv, cwd, env)
     assert proc.stdout is not None
     out = _Output()
     pump = asyncio.create_task(_pump(proc.stdout, out))
     try:
         if not await _wait_exit(proc, pump, timeout):
-            await _stop_group(proc.pid)
+            await stop_group(proc.pid)
             await _settle(pump, _TERM_GRACE_S)
-            return ToolResult(f"timed out after {timeout} s; the command was stopped\n{out.text()}", is_error=True)
+            return ToolResult(f"timed out after {timeout} s; the command was stopped (use background: true "
+                              f"for a server or a watcher)\n{out.text()}", is_error=True)
         note = ""
         if not await _settle(pump, _PIPE_GRACE_S):
             # Left running, the child would keep the output pipe (and this call) open.
-            note = "\n[background processes still attached to the output were stopped]"
+            note = "\n[background processes still attached to the output were stopped; use background: true to keep one]"
         elif _group_alive(proc.pid):
-            note = "\n[background processes the command left running were stopped]"
+            note = "\n[background processes the command left running were stopped; use background: true to keep one]"
         # Nothing a call started outlives it (in the sandbox its pid namespace is gone already).
-        await _stop_group(proc.pid)
+        await stop_group(proc.pid)
         await _settle(pump, _TERM_GRACE_S)
+        seconds = asyncio.get_running_loop().time() - started
         body = out.text() or "(no output)"
+        spilled = None
+        if out.cut and background is not None:
+            spilled = await asyncio.to_thread(spill, background.session_id, out.kept())
         if sandbox is not None:
             note += blocked_note(sandbox, proc.returncode, body)
-        return ToolResult(f"{_exit_line(proc.returncode)}\n{body}{note}")
+        return ToolResult(f"{_result_text(proc.returncode, seconds, out, spilled)}\n{body}{note}")
     finally:
         # Cancelled (the user aborted the turn) or failed: stop everything; a no-op when stopped.
-        await _stop_group(proc.pid)
+        await stop_group(proc.pid)
         if not pump.done():
             pump.cancel()
 
@@ -217,20 +318,35 @@ class RunCommandArgs(msgspec.Struct, forbid_unknown_fields=True):
     timeout_seconds: Annotated[
         int, Meta(ge=1, le=MAX_TIMEOUT_S, description=f"Stop the command after this many seconds. Default {DEFAULT_TIMEOUT_S}.")
     ] | UnsetType = UNSET
+    workdir: Annotated[str, Meta(description="Folder to run in, relative to the workspace root. Default: the root.")] | UnsetType = UNSET
+    background: Annotated[bool, Meta(description=(
+        "Start it and return at once with a handle (a dev server, a watcher); read its output with "
+        "command_output, end it with command_stop."))] = False
+    network: Annotated[bool, Meta(description="Ask the user for network access for this one call (give a reason).")] = False
+    write_paths: Annotated[list[str], Meta(max_length=16, description=(
+        "Ask the user to let this one call write these paths outside what the sandbox allows (give a reason)."))] = []
+    read_paths: Annotated[list[str], Meta(max_length=16, description=(
+        "Ask the user to let this one call read these hidden paths (give a reason)."))] = []
+    reason: Annotated[str, Meta(max_length=500, description="Why the call needs network or extra paths; shown to the user.")] | UnsetType = UNSET
 
 
-def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None) -> Tool:
+def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None,
+                     background: BackgroundCommands | None = None) -> Tool:
     """run_command, inside `sandbox` when one is in force.
 
     A sandboxed command asks for approval of kind "sandboxed-command", which `approvals:
     auto-edit` lets through (the sandbox bounds what it can do); with `sandbox: "off"` it is
     "command". `unenforced` (why a sandbox the settings ask for cannot be had) makes it
     "unsandboxed-command": asked about even under `approvals: auto` (docs/protocol.md, "Workspace
-    trust"), and a deny says what to do about it. `env_names` is `sandboxEnv`."""
+    trust"), and a deny says what to do about it. `env_names` is `sandboxEnv`. A call that widens
+    the sandbox (network, extra paths) is asked about in every mode, for that call alone.
+    `background` is the session's background commands (none: `background: true` is refused)."""
     where = (
         f" It runs in a {sandbox.mode} sandbox: "
         + ("it can write only inside the workspace and a private /tmp" if sandbox.mode == "workspace-write" else "it cannot write files except in a private /tmp")
-        + ", has no network and sees only a few environment variables."
+        + ", has no network and sees only a few environment variables. If a command needs more (network "
+        "for a package install, a path outside), set network / write_paths / read_paths with a reason: the "
+        "user is asked for that one call."
         if sandbox is not None
         else ""
     )
@@ -249,24 +365,81 @@ def run_command_tool(sandbox: Sandbox | None, *, env_names: tuple[str, ...] = ()
     )
 
     async def run(host: ToolHost, args: RunCommandArgs) -> ToolResult:
-        return await _run_command(host, args, sandbox, env_names)
+        return await _run_command(host, args, sandbox, env_names, background)
+
+    def summary(args: dict[str, Any]) -> str:
+        widened = widening_words(args) if sandbox is not None else None
+        where = f" in {args['workdir']}" if isinstance(args.get("workdir"), str) and args["workdir"] not in ("", ".") else ""
+        bg = " in the background" if args.get("background") is True else ""
+        extra = f" WIDENED: {widened}" if widened else ""
+        return f"{label}{extra}{where}{bg}: {args.get('command', '')}"
+
+    def always_ask(args: dict[str, Any]) -> str | None:
+        if sandbox is None or widening_words(args) is None:
+            return None
+        return "it asks for more than the sandbox gives, for this call only"
 
     return Tool(
         name="run_command",
         description=(
-            "Run a shell command (bash -c) in the workspace root and return its exit code and combined "
-            "stdout/stderr. Stdin is empty, so interactive commands must not wait for input (pass -y "
-            "and similar flags). Long output keeps its beginning and end. The command is stopped "
-            f"after timeout_seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}). Background "
-            "processes are stopped when the command ends. Prefer read_file, list_files and grep for looking at files. "
+            "Run a shell command (bash -c) in the workspace root (or workdir) and return its exit code, "
+            "wall time, line count and combined stdout/stderr. Stdin is empty, so interactive commands must "
+            "not wait for input (pass -y and similar flags). Long output keeps its beginning and end, and the "
+            "whole of it is kept in a file you can read_file or grep. The command is stopped "
+            f"after timeout_seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}). Processes it "
+            "leaves running are stopped when it ends; use background: true for a server or a watcher. "
+            "Prefer read_file, list_files and grep for looking at files. "
             "The user may be asked to approve the command." + where
         ),
         arguments=RunCommandArgs,
         run=run,
         approval="sandboxed-command" if sandbox is not None else "unsandboxed-command" if unenforced else "command",
-        summary=lambda args: f"{label}: {args.get('command', '')}",
+        summary=summary,
         denied=denied,
+        always_ask=always_ask,
     )
+
+
+class HandleArgs(msgspec.Struct, forbid_unknown_fields=True):
+    handle: Annotated[str, Meta(description="The handle run_command returned, e.g. bg1.")]
+
+
+def _new_output(command: BackgroundCommand) -> str:
+    text, dropped = command.log.take()
+    note = f"[{dropped:,} older bytes not shown here; they are in {command.log.path}]\n" if dropped else ""
+    return command.state_line() + "\n" + note + (cap_output(text, keep_tail=True) if text else "(no new output)")
+
+
+def background_tools(background: BackgroundCommands) -> list[Tool]:
+    """command_output and command_stop for one session's background commands."""
+
+    async def output(host: ToolHost, args: HandleArgs) -> ToolResult:
+        command = background.get(args.handle)
+        if not command.running:
+            with contextlib.suppress(TimeoutError):  # the last output of a command that ended
+                await asyncio.wait_for(asyncio.shield(command.pump), _PIPE_GRACE_S)
+        return ToolResult(_new_output(command))
+
+    async def stop(host: ToolHost, args: HandleArgs) -> ToolResult:
+        command = background.get(args.handle)
+        was_running = command.running
+        await background.stop(command)
+        return ToolResult(("stopped. " if was_running else "it had ended already. ") + _new_output(command))
+
+    return [
+        Tool(
+            name="command_output",
+            description="The new output (since the last read) of a command started with run_command background: true, and whether it still runs.",
+            arguments=HandleArgs,
+            run=output,
+        ),
+        Tool(
+            name="command_stop",
+            description="Stop a command started with run_command background: true (its whole process group) and return its last output.",
+            arguments=HandleArgs,
+            run=stop,
+        ),
+    ]
 
 
 RUN_COMMAND = run_command_tool(None)

@@ -1,0 +1,185 @@
+"""Commands left running for a session (`run_command` with `background: true`), and where a
+command's output goes when it is longer than the model is shown.
+
+A background command runs as a foreground one does (its own process group, the same sandbox,
+group_watch.py ending it if the server is killed); it is stopped by `command_stop`, when its
+session leaves memory (service.py `forget`) and when the server stops. Bounds: `MAX_RUNNING` per
+session, `MAX_KEPT` entries (finished ones are dropped oldest first), `UNREAD_BYTES` of output
+waiting to be read (older unread output is dropped, counted, and still in the output file), and
+`SPILL_BYTES` per output file.
+
+Output files live under the state home, `command-output/<session id>/`, 0600 in a 0700 folder,
+and are deleted with the session; the sandbox hides the state home from commands (sandbox.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from ...state.atomic import write_atomic
+from ...state.home_modes import make_private_dirs
+from ...state.paths import shiro_home
+from .base import ToolError
+
+MAX_RUNNING = 8
+MAX_KEPT = 16
+UNREAD_BYTES = 64_000
+SPILL_BYTES = 8 * 1024 * 1024
+
+
+def output_dir(session_id: str) -> Path:
+    return shiro_home() / "command-output" / session_id
+
+
+def remove_output(session_id: str) -> None:
+    shutil.rmtree(output_dir(session_id), ignore_errors=True)
+
+
+def spill(session_id: str, text: str) -> Path:
+    """Write a foreground command's whole kept output to a new file; its path."""
+    path = output_dir(session_id) / f"run-{secrets.token_hex(6)}.log"
+    write_atomic(path, text.encode("utf-8")[:SPILL_BYTES])
+    return path
+
+
+class _Log:
+    """A background command's output: the unread part (bounded) and a file with all of it (bounded)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.unread = bytearray()
+        self.dropped = 0  # unread bytes dropped since the last read
+        self.total = 0
+        self.lines = 0
+        make_private_dirs(path.parent)
+        # O_EXCL | O_NOFOLLOW: a new file of ours, never one planted or linked elsewhere.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self.file = os.fdopen(fd, "wb", buffering=0)
+        self.written = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.lines += chunk.count(b"\n")
+        self.unread += chunk
+        if len(self.unread) > UNREAD_BYTES:
+            extra = len(self.unread) - UNREAD_BYTES
+            del self.unread[:extra]
+            self.dropped += extra
+        room = SPILL_BYTES - self.written
+        if room > 0 and not self.file.closed:
+            # Small writes to a local file; a full disk must not end the pump (the output is still read).
+            with contextlib.suppress(OSError):
+                self.file.write(chunk[:room])
+            self.written += min(room, len(chunk))
+
+    def take(self) -> tuple[str, int]:
+        text = bytes(self.unread).decode("utf-8", errors="replace")
+        dropped, self.unread, self.dropped = self.dropped, bytearray(), 0
+        return text, dropped
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.file.close()
+
+
+class BackgroundCommand:
+    def __init__(self, handle: str, command: str, proc: asyncio.subprocess.Process, log: _Log) -> None:
+        self.handle = handle
+        self.command = command
+        self.proc = proc
+        self.log = log
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        assert proc.stdout is not None
+        self.pump = asyncio.create_task(self._pump(proc.stdout))
+
+    async def _pump(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            self.log.add(chunk)
+
+    @property
+    def running(self) -> bool:
+        return self.proc.returncode is None
+
+    def state_line(self) -> str:
+        from .shell import exit_line  # noqa: PLC0415 - shell.py imports this module
+
+        elapsed = (self.ended or time.monotonic()) - self.started
+        state = "running" if self.running else exit_line(self.proc.returncode)
+        return (f"[{self.handle}] {state}; {elapsed:.1f} s; {self.log.lines} lines, {self.log.total:,} bytes "
+                f"of output so far; all of it (up to {SPILL_BYTES // (1024 * 1024)} MiB) in {self.log.path}")
+
+
+class BackgroundCommands:
+    """One session's background commands."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.commands: dict[str, BackgroundCommand] = {}
+        self._next = 1
+
+    def running(self) -> list[BackgroundCommand]:
+        return [c for c in self.commands.values() if c.running]
+
+    def check_room(self) -> None:
+        running = self.running()
+        if len(running) >= MAX_RUNNING:
+            names = ", ".join(c.handle for c in running)
+            raise ToolError(f"already {MAX_RUNNING} background commands running ({names}); "
+                            "stop one with command_stop first")
+
+    def new_log(self) -> tuple[str, _Log]:
+        handle = f"bg{self._next}"
+        self._next += 1
+        return handle, _Log(output_dir(self.session_id) / f"{handle}-{secrets.token_hex(4)}.log")
+
+    def add(self, command: BackgroundCommand) -> None:
+        self.commands[command.handle] = command
+        finished = [c for c in self.commands.values() if not c.running]
+        while len(self.commands) > MAX_KEPT and finished:
+            oldest = finished.pop(0)
+            del self.commands[oldest.handle]
+            oldest.log.close()
+
+    def get(self, handle: str) -> BackgroundCommand:
+        command = self.commands.get(handle)
+        if command is None:
+            known = ", ".join(self.commands) or "none"
+            raise ToolError(f"no background command {handle!r} in this session (known: {known})")
+        return command
+
+    async def stop(self, command: BackgroundCommand) -> None:
+        from .shell import stop_group  # noqa: PLC0415 - shell.py imports this module
+
+        await stop_group(command.proc.pid)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(command.pump), 1.0)
+        if command.ended is None:
+            command.ended = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(command.proc.wait(), 1.0)
+
+    async def close(self) -> None:
+        """Stop every command and delete the output files (the session ended, the server stops)."""
+        for command in list(self.commands.values()):
+            await self.stop(command)
+            command.log.close()
+        self.commands.clear()
+        await asyncio.to_thread(remove_output, self.session_id)
+
+    def kill_now(self) -> None:
+        """SIGKILL every command's group at once (no awaiting possible: a session forgotten from
+        synchronous code); the async `close` then finishes the cleanup."""
+        from . import group_watch  # noqa: PLC0415
+
+        for command in self.commands.values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(command.proc.pid, signal.SIGKILL)
+            group_watch.unwatch(command.proc.pid)
