@@ -160,6 +160,25 @@ async def test_the_result_counts_lines_and_keeps_long_output_in_a_file(harness: 
     assert kept.startswith("1\n2\n") and kept.endswith("99999\n100000\n")
     assert "50000\n" not in run["output"]  # the model was shown its ends only
 
+    # The model reads and searches that file with the file tools, though it lies outside the
+    # workspace; nothing else of the state home opens that way.
+    (harness.home / "settings-secret.json").write_text("TOKEN=abc\n")
+    (path.parent / "planted.log").write_text("planted\n")
+    harness.fake.script(Reply(calls=[
+        Call("read_file", {"path": str(path), "start_line": 50000, "end_line": 50001}, "r"),
+        Call("grep", {"pattern": "^7777[0-9]$", "path": str(path)}, "g"),
+        Call("read_file", {"path": str(harness.home / "settings-secret.json")}, "secret"),
+        Call("read_file", {"path": str(path.parent)}, "folder"),
+        Call("grep", {"pattern": "TOKEN", "path": str(harness.home)}, "gsecret"),
+        Call("read_file", {"path": str(path.parent / "planted.log")}, "planted"),
+    ]), Reply(text="read"))
+    result = await harness.chat("look at the output")
+    read, grep, secret, folder, gsecret, planted = _results(harness, result["turnId"])
+    assert not read["isError"] and "50000" in read["output"] and "50001" in read["output"], read["output"]
+    assert not grep["isError"] and grep["output"].count("\n") >= 9 and "77779" in grep["output"], grep["output"]
+    for refused in (secret, folder, gsecret, planted):  # only the files the server wrote, by exact path
+        assert refused["isError"] and "outside the workspace" in refused["output"], refused["output"]
+
 
 @needs_sandbox
 @pytest.mark.parametrize("mode", ["workspace-write", "read-only"])

@@ -32,6 +32,12 @@ MAX_RUNNING = 8
 MAX_KEPT = 16
 UNREAD_BYTES = 64_000
 SPILL_BYTES = 8 * 1024 * 1024
+MAX_SPILLS = 20  # foreground outputs kept per session
+
+
+# The output files alive now, by absolute path: read_file and grep read these (and only these)
+# outside the workspace (`command_output_file`); never a directory, never another state file.
+_OUTPUT_FILES: set[str] = set()
 
 
 def output_dir(session_id: str) -> Path:
@@ -39,6 +45,9 @@ def output_dir(session_id: str) -> Path:
 
 
 def remove_output(session_id: str) -> None:
+    folder = str(output_dir(session_id)) + os.sep
+    for name in [f for f in _OUTPUT_FILES if f.startswith(folder)]:
+        _OUTPUT_FILES.discard(name)
     shutil.rmtree(output_dir(session_id), ignore_errors=True)
 
 
@@ -46,7 +55,29 @@ def spill(session_id: str, text: str) -> Path:
     """Write a foreground command's whole kept output to a new file; its path."""
     path = output_dir(session_id) / f"run-{secrets.token_hex(6)}.log"
     write_atomic(path, text.encode("utf-8")[:SPILL_BYTES])
+    _OUTPUT_FILES.add(str(path))
+    # Bounded: the oldest foreground outputs go first (background ones are bounded by MAX_KEPT).
+    olds = sorted(path.parent.glob("run-*.log"), key=lambda p: p.stat().st_mtime_ns)
+    for old in olds[:-MAX_SPILLS]:
+        _OUTPUT_FILES.discard(str(old))
+        old.unlink(missing_ok=True)
     return path
+
+
+def command_output_file(raw: str) -> Path | None:
+    """The output file `raw` names exactly (as a result printed it), else None: the file tools'
+    one way out of the workspace, for reading only."""
+    if "\x00" in raw:
+        return None
+    path = os.path.abspath(os.path.expanduser(raw.strip()))
+    return Path(path) if path in _OUTPUT_FILES and os.path.isfile(path) and not os.path.islink(path) else None
+
+
+def read_output_file(path: Path) -> str:
+    """An output file's text (bounded by SPILL_BYTES; not following a link put in its place)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        return f.read(SPILL_BYTES + 1).decode("utf-8", errors="replace")
 
 
 class _Log:
@@ -63,6 +94,7 @@ class _Log:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self.file = os.fdopen(fd, "wb", buffering=0)
         self.written = 0
+        _OUTPUT_FILES.add(str(path))
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)

@@ -18,6 +18,7 @@ from msgspec import UNSET, Meta, UnsetType
 from .. import workspace_fs
 from ..workspace_fs import NotRegularFile
 from .arguments import check_arguments
+from .background import command_output_file, read_output_file
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .output_cap import cap_output
 from .workspace_paths import resolve_workspace_path, workspace_relative
@@ -109,9 +110,13 @@ def _number(lines: list[str], first: int) -> str:
 
 
 async def _read_file(host: ToolHost, args: ReadFileArgs) -> ToolResult:
-    path = resolve_workspace_path(host.root, args.path)
-    shown = workspace_relative(host.root, path)
-    lines = split_lines(await editor_or_disk_text(host, path, shown))
+    # A command's output file (its path printed by run_command) is the one file read outside the
+    # workspace: it is named exactly, never a folder or another state file (tools/background.py).
+    output = command_output_file(args.path)
+    path = output or resolve_workspace_path(host.root, args.path)
+    shown = str(output) if output else workspace_relative(host.root, path)
+    text = await asyncio.to_thread(read_output_file, output) if output else await editor_or_disk_text(host, path, shown)
+    lines = split_lines(text)
     start = args.start_line or 1  # both are at least 1: the Struct's bound
     end = args.end_line or None
     if end is not None and end < start:

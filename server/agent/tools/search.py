@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from ...model.workspace_files import walk_files
+from .background import SPILL_BYTES, command_output_file
 from .base import Tool, ToolError, ToolHost, ToolResult
 from .. import workspace_fs
 from . import ripgrep
@@ -142,14 +143,22 @@ async def _list_files(host: ToolHost, args: ListFilesArgs) -> ToolResult:
 
 async def _grep(host: ToolHost, args: GrepArgs) -> ToolResult:
     pattern = args.pattern
-    start, shown = await asyncio.to_thread(_start, host, args.path or None)
     glob = args.glob or None
-    found = await ripgrep.search(
-        host.root, workspace_fs.relative_to_root(host.root, start), pattern,
-        case_insensitive=args.case_insensitive is True, glob=glob,
-        buffers=_open_buffers(host, start, _glob_matcher(glob) if glob else None),
-        max_matches=MAX_GREP_MATCHES, max_file_bytes=MAX_GREP_FILE_BYTES,
-    )
+    output = command_output_file(args.path) if args.path else None
+    if output is not None:
+        # A command's output file (tools/background.py): searched alone, from its own folder.
+        shown = str(output)
+        found = await ripgrep.search(
+            output.parent, output.name, pattern, case_insensitive=args.case_insensitive is True,
+            max_matches=MAX_GREP_MATCHES, max_file_bytes=SPILL_BYTES + 1)
+    else:
+        start, shown = await asyncio.to_thread(_start, host, args.path or None)
+        found = await ripgrep.search(
+            host.root, workspace_fs.relative_to_root(host.root, start), pattern,
+            case_insensitive=args.case_insensitive is True, glob=glob,
+            buffers=_open_buffers(host, start, _glob_matcher(glob) if glob else None),
+            max_matches=MAX_GREP_MATCHES, max_file_bytes=MAX_GREP_FILE_BYTES,
+        )
     lines = []
     for match in found.matches:
         line = match.text.rstrip("\r")
