@@ -38,6 +38,9 @@ TRUST = "Trust"
 DONT_TRUST = "Don't trust"
 TRUST_TOOL = "trust"
 
+# The most lines of a diff on the wire (`ApproveParams.diff`, `shiro.turnDiff`)
+DIFF_CAP = 400
+
 # Texts clients show as they are
 NEVER_WRITTEN = "The session had no messages, so it was never written."
 
@@ -98,6 +101,14 @@ class RewindArgs(SessionArgs, kw_only=True):
     files: bool = True
     conversation: bool = True
     force: bool = False
+    # Restore only these workspace-relative files to their state before `turnId` (files only, the
+    # conversation is untouched): "Undo" for one file. Each must be one the turn changed.
+    paths: list[str] | None = None
+
+
+class TurnDiffArgs(SessionArgs, kw_only=True):
+    turnId: str
+    path: str | None = None  # only this workspace-relative file
 
 
 class RememberArgs(Args):
@@ -297,10 +308,17 @@ class ApproveParams(msgspec.Struct, omit_defaults=True):
     input: Any
     title: str
     preview: ApprovePreview | None = None
+    # edit_file/write_file/apply_patch: the unified diff of what the call would change (3 lines of
+    # context), capped at DIFF_CAP lines plus a last line saying how many more; diffLines counts
+    # the whole diff.
+    diff: str | None = None
+    diffLines: int = 0
 
 
 class ApproveResult(msgspec.Struct):
     decision: ApprovalAnswer
+    # With "deny": why, for the model (its tool result reads "The user denied this call: <reason>").
+    reason: str | None = None
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
@@ -357,6 +375,15 @@ class RewindResult(msgspec.Struct, omit_defaults=True):
     # With the conversation cut: the transcript and task list as they are now, for the client to show.
     messages: list[Message] | None = None
     todos: list[Todo] | None = None
+
+
+class TurnDiffResult(msgspec.Struct):
+    """`shiro.turnDiff`: what a turn changed, before -> after it, from the checkpoint store."""
+
+    turnId: str
+    files: list[FileChange]
+    diff: str  # unified, capped at DIFF_CAP lines plus a last line saying how many more
+    truncated: bool
 
 
 class McpResult(msgspec.Struct):
@@ -422,6 +449,7 @@ class TurnEndEvent(_Event, tag="turn_end"):
     text: str
     error: str | None = None
     refused: bool = False  # `completed`, but the model declined: `text` is its refusal (sent only when true)
+    files: list[FileChange] = []  # what this turn changed, from its checkpoint (sent only when any)
 
 
 Event = Union[
@@ -485,6 +513,7 @@ STM_CLEAR = _command("shiro.stmClear", SessionArgs, StmClearResult)
 MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 CHECKPOINTS = _command("shiro.checkpoints", SessionArgs, CheckpointsResult)
 REWIND = _command("shiro.rewind", RewindArgs, RewindResult)
+TURN_DIFF = _command("shiro.turnDiff", TurnDiffArgs, TurnDiffResult)
 
 # Notifications (server -> client)
 EVENT = "shiro/event"

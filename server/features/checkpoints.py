@@ -27,7 +27,17 @@ from ..model.checkpoint import CheckpointMark, FileChange, FileChangeKind
 from ..model.todo import Todo
 from ..model.transcript import AssistantMessage, Message, TextPart, ToolCallPart, UserMessage
 from .. import protocol as wire
-from ..protocol import Checkpoint, CheckpointsResult, NoticeEvent, RewindArgs, RewindConflict, RewindResult
+from ..model.unified_diff import binary_lines, capped, diff_lines
+from ..protocol import (
+    Checkpoint,
+    CheckpointsResult,
+    NoticeEvent,
+    RewindArgs,
+    RewindConflict,
+    RewindResult,
+    TurnDiffArgs,
+    TurnDiffResult,
+)
 from ..state.atomic import utc_digits
 from ..state.checkpoint_store import (
     MAX_FILE_BYTES,
@@ -200,6 +210,40 @@ class CheckpointFeature:
         ]
         return CheckpointsResult(checkpoints=rows[::-1])
 
+    # -- shiro.turnDiff ----------------------------------------------------------------------------
+    async def turn_diff(self, session: AgentSession, args: TurnDiffArgs) -> TurnDiffResult:
+        marks = marks_of(session)
+        index = next((i for i, m in enumerate(marks) if m.turn_id == args.turnId), None)
+        if index is None:
+            raise Refused(f"no checkpoint {args.turnId!r} in session {session.id}; {wire.CHECKPOINTS} lists them")
+        mark = marks[index]
+        if not mark.before:
+            return TurnDiffResult(turnId=mark.turn_id, files=[], diff="", truncated=False)
+        wanted = _relative(session, args.path) if args.path is not None else None
+
+        def build(store: CheckpointStore) -> tuple[list[FileChange], list[str]]:
+            if not store.has(mark.before):
+                raise StoreError(f"the checkpoint of {mark.prompt or mark.turn_id!r} is no longer in the store")
+            # A turn cut short (no "after"): what it changed runs to the next checkpoint, as in list().
+            upto = mark.after or next((n.before for n in marks[index + 1:] if n.before), "") or store.resolve(_session_ref(session.id))
+            changes = [c for c in store.changes(mark.before, upto) if wanted is None or c.path == wanted]
+            contents = store.blobs([e.sha for c in changes for e in (c.old, c.new) if e is not None])
+            lines: list[str] = []
+            for c in changes:
+                old = None if c.old is None else contents.get(c.old.sha, b"")
+                new = None if c.new is None else contents.get(c.new.sha, b"")
+                try:
+                    lines += diff_lines(c.path, None if old is None else old.decode("utf-8"), None if new is None else new.decode("utf-8"))
+                except UnicodeDecodeError:
+                    lines += binary_lines(c.path)
+            return [FileChange(c.path, _kind(c)) for c in changes], lines
+
+        files, lines = await self._checked(session, build, "turn diff")
+        if wanted is not None and not files:
+            raise Refused(f"turn {args.turnId!r} did not change {args.path!r}; it changed: {', '.join(f.path for f in mark.files) or 'nothing'}")
+        diff, truncated = capped(lines, wire.DIFF_CAP)
+        return TurnDiffResult(turnId=mark.turn_id, files=files, diff=diff, truncated=truncated)
+
     # -- shiro.rewind ------------------------------------------------------------------------------
     async def rewind(self, session: AgentSession, args: RewindArgs) -> RewindResult:
         if session.turns.running or session.turns.queued:
@@ -232,7 +276,7 @@ class CheckpointFeature:
             emit_status(session)
         return result
 
-    async def _checked(self, session: AgentSession, work):  # type: ignore[no-untyped-def]
+    async def _checked(self, session: AgentSession, work, what: str = "rewind"):  # type: ignore[no-untyped-def]
         store = self.store(session.root)
 
         def locked():  # type: ignore[no-untyped-def]
@@ -242,7 +286,7 @@ class CheckpointFeature:
         try:
             return await asyncio.to_thread(locked)
         except StoreError as exc:
-            raise Refused(f"rewind failed: {exc}") from None
+            raise Refused(f"{what} failed: {exc}") from None
 
     def _open_paths(self, session: AgentSession, plan: _Plan) -> set[str]:
         host = session.deps.host
@@ -305,6 +349,15 @@ class CheckpointFeature:
         _set_marks(session, kept + [mark])
         session.changed(turn_ended=True)
         return rewind_id
+
+
+def _relative(session: AgentSession, path: str) -> str:
+    """A workspace-relative, `/`-separated path as the store names it; outside the workspace: refused."""
+    candidate = Path(path) if Path(path).is_absolute() else session.root / path
+    try:
+        return candidate.resolve().relative_to(session.root.resolve()).as_posix()
+    except (ValueError, OSError):
+        raise Refused(f"{path!r} is not inside the workspace {session.root}; give a path relative to it") from None
 
 
 def _prompt_in_place(session: AgentSession, mark: CheckpointMark) -> bool:

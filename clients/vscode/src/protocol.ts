@@ -118,6 +118,11 @@ export interface ShiroNekoProtocol {
       arguments: RewindArgs;
       result: RewindResult;
     };
+    'shiro.turnDiff': {
+      command: 'shiro.turnDiff';
+      arguments: TurnDiffArgs;
+      result: TurnDiffResult;
+    };
   };
   notifications: {
     'shiro/event': {
@@ -615,6 +620,7 @@ export interface RewindArgs {
   files?: boolean;
   conversation?: boolean;
   force?: boolean;
+  paths?: string[] | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -637,6 +643,28 @@ export interface RewindConflict {
   path: string;
   reason: string;
   keptAt?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TurnDiffArgs".
+ */
+export interface TurnDiffArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+  turnId: string;
+  path?: string | null;
+}
+/**
+ * `shiro.turnDiff`: what a turn changed, before -> after it, from the checkpoint store.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "TurnDiffResult".
+ */
+export interface TurnDiffResult {
+  turnId: string;
+  files: FileChange[];
+  diff: string;
+  truncated: boolean;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -735,6 +763,7 @@ export interface TurnEndEvent {
   text: string;
   error?: string | null;
   refused?: boolean;
+  files?: FileChange[];
 }
 /**
  * `shiro/todos`: the task list of one session.
@@ -771,6 +800,8 @@ export interface ApproveParams {
   input: unknown;
   title: string;
   preview?: ApprovePreview | null;
+  diff?: string | null;
+  diffLines?: number;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -786,4 +817,5 @@ export interface ApprovePreview {
  */
 export interface ApproveResult {
   decision: 'allow' | 'always' | 'deny';
+  reason?: string | null;
 }
