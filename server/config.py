@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 
 WireApi = Literal["responses", "chat", "auto"]
 Approvals = Literal["ask", "auto-edit", "auto"]
+Effort = Literal["minimal", "low", "medium", "high"]
+EFFORTS: tuple[Effort, ...] = ("minimal", "low", "medium", "high")
 
 
 class MemorySettings(msgspec.Struct, omit_defaults=True):
@@ -56,6 +58,13 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # A project file cannot set it before trust (project_settings.py: not a safe key).
     webFetchAllowedDomains: list[str] = []
     maxSteps: int = 50
+    # The prompt variant's model family (agent/model_family.py); null: chosen from the model id.
+    promptFamily: Literal["codex", "small", "default"] | None = None
+    # Reasoning effort sent with each request; null: the endpoint's default (docs/prompt.md).
+    reasoningEffort: Effort | None = None
+    # The model's context window in tokens when the endpoint does not say and the built-in table
+    # does not know the model (agent/context_window.py); the compaction threshold stays below it.
+    contextWindow: Annotated[int, msgspec.Meta(ge=1024)] | None = None
     # Caps on one provider response (agent/provider/bounded_stream.py): one SSE event, the whole.
     maxEventBytes: Annotated[int, msgspec.Meta(ge=1024)] = 8 * 1024 * 1024
     maxResponseBytes: Annotated[int, msgspec.Meta(ge=1024)] = 32 * 1024 * 1024

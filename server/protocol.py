@@ -72,6 +72,17 @@ class SessionArgs(Args):
     sessionId: str | None = None
 
 
+class EffortArgs(SessionArgs):
+    # "minimal" | "low" | "medium" | "high" sets it for this session, "default" clears it (back
+    # to the `reasoningEffort` setting); absent: only report.
+    effort: str | None = None
+
+
+class EffortResult(msgspec.Struct):
+    effort: str | None  # what the next request sends; null: the endpoint's default
+    model: str
+
+
 class NewSessionArgs(Args):
     private: bool = False
 
@@ -266,6 +277,13 @@ class StatusPayload(msgspec.Struct):
     # A private session (shiro.newSession {private: true}): its short-term memory stays out of other
     # sessions' requests; clients show it so the user knows which kind they are typing into.
     private: bool = False
+    # The reasoning effort the next request sends (`reasoningEffort`, `shiro.effort`); null: the
+    # endpoint's default.
+    effort: str | None = None
+    # Of inputTokens, those the provider answered from its prompt cache (docs/prompt.md).
+    cachedTokens: int = 0
+    # The model's context window in tokens, when known (docs/context.md); null: unknown.
+    contextWindow: int | None = None
 
 
 class StmCurrent(msgspec.Struct):
@@ -501,6 +519,7 @@ RESUME = _command("shiro.resume", ResumeArgs, ResumeResult)
 SAVE = _command("shiro.save", SessionArgs, SaveResult)
 COMPACT = _command("shiro.compact", CompactArgs, CompactResult)
 TODOS = _command("shiro.todos", SessionArgs, TodosResult)
+EFFORT = _command("shiro.effort", EffortArgs, EffortResult)
 NOTES = _command("shiro.notes", WorkspaceArgs, NotesResult)
 MEMORY = _command("shiro.memory", WorkspaceArgs, MemoryCompactionResult)
 REMEMBER = _command("shiro.remember", RememberArgs, RememberResult)

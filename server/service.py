@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import msgspec
 
 from .agent.attachments import AttachmentError, file_block, read_attachments
+from .agent.context_messages import MEMORY, TODOS
 from .agent.events import EventSink
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider, preload_sdk
 from .agent.loop import run_turn
@@ -36,7 +37,7 @@ from .agent.tools.background import BackgroundCommands, remove_output
 from .agent.tools.shell import background_tools
 from .agent.tools.web_fetch import web_fetch_tool
 from .agent.tools.sandbox import probe_soon, sandbox_for, sandbox_status
-from .config import Approvals, Settings, merge_settings
+from .config import Approvals, Effort, Settings, merge_settings
 from .errors import Refused
 from .features.checkpoints import CheckpointFeature
 from . import resume_hints
@@ -109,6 +110,8 @@ class ShiroService:
         self.sessions: Mapping[str, AgentSession] = self.registry.view
         self.pinned = self.registry.pinned
         self.approval_modes: dict[str, Approvals] = {}
+        # `shiro.effort` per session, over the `reasoningEffort` setting (commands/effort.py).
+        self.efforts: dict[str, Effort] = {}
         self._providers: dict[ProviderKey, OpenAIProvider] = {}
         # The features, each wired once with what it needs (never the service itself).
         current_settings = lambda: self.settings  # noqa: E731  (read at each use: settings change)
@@ -148,7 +151,9 @@ class ShiroService:
     def settings_for(self, session_id: str) -> Settings:
         """The settings one session runs under: ACP's session modes switch `approvals` per session."""
         mode = self.approval_modes.get(session_id)
-        return self.settings if mode is None else msgspec.structs.replace(self.settings, approvals=mode)
+        settings = self.settings if mode is None else msgspec.structs.replace(self.settings, approvals=mode)
+        effort = self.efforts.get(session_id)
+        return settings if effort is None else msgspec.structs.replace(settings, reasoningEffort=effort)
 
     # -- what a session asks of the outside -----------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
@@ -226,8 +231,9 @@ class ShiroService:
             '(even under approvals "auto"). Install bubblewrap, or set shiro.sandbox to "off".'
         )
 
-    def system_blocks(self, session: AgentSession) -> list[str]:
-        return [self.todos.block(session), self.memory.block(session), self.instructions.block(session)]
+    def context_sections(self, session: AgentSession) -> list[tuple[str, str]]:
+        """What context messages carry besides the environment (agent/context_messages.py)."""
+        return [(MEMORY, self.memory.block(session)), *self.instructions.sections(session), (TODOS, self.todos.block(session))]
 
     def changed(self, session: AgentSession, turn_ended: bool) -> None:
         self.persistence.changed(session, turn_ended)
@@ -267,7 +273,7 @@ class ShiroService:
             provider=lambda settings: self.provider_for(session, settings),
             run_turn=run_turn,
             tools=self.tools_for,
-            system_blocks=self.system_blocks,
+            context_sections=self.context_sections,
             on_change=self.changed,
             record_prompt=lambda prompt: self.record_prompt(workspace, prompt),
             short_term_memory=self.short_term_memory,
@@ -289,6 +295,7 @@ class ShiroService:
         """A session left memory (`SessionRegistry.close`): drop what was kept for it."""
         self.short_term_memory.forget(session_id)
         self._sandbox_told.discard(session_id)
+        self.efforts.pop(session_id, None)
         background = self.background.pop(session_id, None)
         if background is not None:
             background.kill_now()  # at once: a dev server must not outlive its session

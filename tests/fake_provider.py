@@ -45,6 +45,9 @@ State and knobs on a FakeProvider (thread-safe enough for tests):
 * ``side_requests`` / ``summary_requests`` / ``main_requests``: the recorded requests
   without tools, those of them asking for a pruned-span summary (by the server's summary
   instructions), and those with tools.
+* ``usage`` reports ``cached_tokens`` (Responses ``input_tokens_details``, Chat
+  ``prompt_tokens_details``) as a prompt cache would: the longest prefix of the request's
+  prompt (``prompt_text``: instructions, tools, conversation) shared with one of the last 8.
 * The ``fake`` pytest fixture (tests/conftest.py) gives every test a started one.
 
 Each provider request (either API) consumes one scripted step, in FIFO order. A step
@@ -115,6 +118,7 @@ In-stream errors and what the installed SDK (openai 3.57, AsyncOpenAI) does with
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import select
 import socket
@@ -287,6 +291,18 @@ def _tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
 
+def prompt_text(api: str, body: dict[str, Any]) -> str:
+    """A request's prompt in the order a provider's prefix cache reads it: instructions, tools,
+    then the conversation (each item after the ones before it), as one string."""
+    if api == "responses":
+        return json.dumps([body.get("instructions") or "", body.get("tools") or [], body.get("input") or []])
+    return json.dumps([body.get("tools") or [], body.get("messages") or []])
+
+
+def common_prefix(a: str, b: str) -> int:
+    return len(os.path.commonprefix([a, b]))
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -316,6 +332,8 @@ class FakeProvider:
         self._steps: deque[Step] = deque()
         self._reasoning_of_response: dict[str, str] = {}
         self._unstored_ids: set[str] = set()
+        # The prompts of recent requests, for `cached_tokens` (a provider's prompt cache, modelled).
+        self._recent_prompts: deque[str] = deque(maxlen=8)
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
@@ -412,6 +430,16 @@ class FakeProvider:
             return list(self.requests)
 
     # ----------------------------------------------------------------- internals
+    def cached_tokens(self, api: str, body: dict[str, Any]) -> int:
+        """What a prompt cache would have served of this request: the longest prefix it shares with
+        one of the last 8 requests, in tokens (OpenAI's 1,024-token minimum is left out, so small
+        test prompts show it too)."""
+        prompt = prompt_text(api, body)
+        with self._lock:
+            best = max((common_prefix(prompt, seen) for seen in self._recent_prompts), default=0)
+            self._recent_prompts.append(prompt)
+        return _tokens(prompt[:best])
+
     def _record(self, req: RecordedRequest) -> None:
         with self._arrived:
             self.requests.append(req)
@@ -850,7 +878,7 @@ class _Handler(BaseHTTPRequestHandler):
                        + sum(_tokens(c.arguments_json) for c in reply.calls))
         usage = {
             "input_tokens": in_tok,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "input_tokens_details": {"cached_tokens": min(in_tok, self.fake.cached_tokens("responses", body)), "cache_write_tokens": 0},
             "output_tokens": out_tok,
             "output_tokens_details": {"reasoning_tokens": min(reasoning_tokens, out_tok)},
             "total_tokens": in_tok + out_tok,
@@ -992,7 +1020,8 @@ class _Handler(BaseHTTPRequestHandler):
             completion_tok = (_tokens(reply.reasoning or "") + _tokens(reply.text or "") + _tokens(reply.refusal or "")
                               + sum(_tokens(c.arguments_json) for c in reply.calls))
         usage = {"prompt_tokens": prompt_tok, "completion_tokens": completion_tok,
-                 "total_tokens": prompt_tok + completion_tok}
+                 "total_tokens": prompt_tok + completion_tok,
+                 "prompt_tokens_details": {"cached_tokens": min(prompt_tok, self.fake.cached_tokens("chat", body))}}
         tool_calls = [{"id": c.call_id, "type": "function",
                        "function": {"name": c.name, "arguments": c.arguments_json}} for c in reply.calls]
 

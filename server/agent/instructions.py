@@ -1,12 +1,13 @@
-"""Project instruction files (AGENTS.md, else CLAUDE.md) for the system prompt.
+"""Project instruction files (AGENTS.md, else CLAUDE.md) for the context messages
+(agent/context_messages.py: one section per file).
 
 Read from the workspace root and from every directory between the root and each file the agent
 works on, root first and the nearest directory last, so the most specific instructions come last
 and read as overriding the general ones. Per directory, `AGENTS.md` wins and `CLAUDE.md` is the
 fallback for projects that only have that one.
 
-The total is capped at 32 KiB (UTF-8 bytes, the note included) because it is resent on every
-step. When the cap is hit, the end is cut (the nearest, most specific files go first: the root's
+The total is capped at 32 KiB (UTF-8 bytes, the note included) because it is part of every
+request. When the cap is hit, the end is cut (the nearest, most specific files go first: the root's
 general rules are what every request needs) and a note says so, naming what was left out, so the
 model knows it is not seeing everything and can read the rest with read_file.
 """
@@ -21,7 +22,6 @@ from . import workspace_fs
 
 CAP_BYTES = 32 * 1024
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
-HEADING = "Project instructions (from the files below; later, nearer ones take precedence):"
 # Room kept for the truncation note; the note is built to stay under it.
 _NOTE_ROOM = 600
 
@@ -60,55 +60,38 @@ def _instruction_file(root: Path, directory: str) -> tuple[str, bytes] | None:
     return None
 
 
-def collect_instructions(root: Path, touched: Iterable[Path] = ()) -> str:
-    """The instruction block for the system prompt, or "" when no directory has a file."""
+def instruction_sections(root: Path, touched: Iterable[Path] = ()) -> list[tuple[str, str]]:
+    """(file label, text) per instruction file, root first and nearest last, as context messages
+    carry them (agent/context_messages.py: one section per file, so a file found later is sent
+    alone). Within CAP_BYTES in total like `collect_instructions`: the file the cap reaches is cut
+    at a line and ends with the note naming what was left out; later files are not returned."""
     root = Path(os.path.abspath(root))
-    sections: list[tuple[str, str]] = []
+    found_sections: list[tuple[str, str]] = []
     for directory in _dirs(root, touched):
         found = _instruction_file(root, directory)
-        if found is None:
-            continue
-        text = found[1].decode("utf-8", errors="replace").strip()
-        if text:
-            sections.append((found[0], text))
-    if not sections:
-        return ""
-    parts = [HEADING]
-    for label, text in sections:
-        parts.append(f"--- {label} ---\n{text}")
-    full = "\n\n".join(parts)
-    if len(full.encode("utf-8")) <= CAP_BYTES:
-        return full
-    return _truncate(parts, sections)
-
-
-def _truncate(parts: list[str], sections: list[tuple[str, str]]) -> str:
+        if found is not None:
+            text = found[1].decode("utf-8", errors="replace").strip()
+            if text:
+                found_sections.append((found[0], text))
     budget = CAP_BYTES - _NOTE_ROOM
-    kept: list[str] = []
     used = 0
-    cut_label = ""
-    omitted_after = 0
-    for index, part in enumerate(parts):
-        size = len(part.encode("utf-8")) + (2 if kept else 0)
+    out: list[tuple[str, str]] = []
+    for index, (label, text) in enumerate(found_sections):
+        size = len(text.encode("utf-8"))
         if used + size <= budget:
-            kept.append(part)
+            out.append((label, text))
             used += size
             continue
-        room = budget - used - (2 if kept else 0)
-        head = part.encode("utf-8")[: max(room, 0)].decode("utf-8", errors="ignore")
+        head = text.encode("utf-8")[: max(budget - used, 0)].decode("utf-8", errors="ignore")
         newline = head.rfind("\n")
-        if newline > 0:
-            head = head[:newline]  # end on a whole line so no instruction is cut mid-sentence
-        if head.strip():
-            kept.append(head)
-        section_index = index - 1  # parts[0] is the heading
-        cut_label = sections[section_index][0]
-        omitted_after = len(sections) - section_index - 1
+        head = head[:newline] if newline > 0 else ""
+        later = len(found_sections) - index - 1
+        more = f" and {later} later file{'s' if later != 1 else ''}" if later else ""
+        note = (
+            f"[instructions truncated: project instructions are capped at {CAP_BYTES // 1024} KiB; "
+            f"the rest of {label if len(label) <= 200 else '…' + label[-199:]}{more} was left out. "
+            "Read them with read_file when they matter.]"
+        )
+        out.append((label, f"{head}\n\n{note}" if head.strip() else note))
         break
-    later = f" and {omitted_after} later file{'s' if omitted_after != 1 else ''}" if omitted_after else ""
-    label = cut_label if len(cut_label) <= 200 else "…" + cut_label[-199:]
-    note = (
-        f"[instructions truncated: project instructions are capped at {CAP_BYTES // 1024} KiB; "
-        f"the rest of {label}{later} was left out. Read them with read_file when they matter.]"
-    )
-    return "\n\n".join(kept + [note])
+    return out

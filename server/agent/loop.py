@@ -8,8 +8,12 @@ keeps its text (without item ids, since that response never completed).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from ..protocol import (
     CompactedEvent,
@@ -21,6 +25,7 @@ from ..protocol import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from . import context_messages, context_window
 from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
@@ -44,6 +49,7 @@ from ..model.transcript import (
     AssistantMessage,
     TextPart,
     ToolCallPart,
+    ToolMessage,
     UserMessage,
     final_text,
     pending_calls,
@@ -52,6 +58,9 @@ from ..model.transcript import (
 )
 from .usage import count_usage, side_counter
 from .wire_view import WireView
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +97,12 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
             session.title = prompt
         parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
         state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
+        try:
+            # What changed since the last turn goes before the prompt, so the prompt stays the
+            # newest message of the turn's first request (agent/context_messages.py).
+            await context_messages.append_changes(session, fresh=True)
+        except Exception:  # noqa: BLE001 - the request's own check appends it after the prompt then
+            log.exception("context before the prompt of turn %s", turn_id)
         session.messages.append(state.prompt_message)
         session.changed()
     session.deps.checkpoints.turn_started(session, turn_id, prompt)
@@ -161,7 +176,16 @@ async def _request(state: TurnState) -> ProviderRequest:
     settings = session.deps.settings()
     tools = session.deps.tools(session) if settings.supportsTools else []
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
-    instructions = build_instructions(session, settings)
+    instructions = build_instructions(session, settings, [t.name for t in tools])
+    effort = settings.reasoningEffort
+    if effort is not None or session.state.reasoning_effort is not msgspec.UNSET:
+        session.state.reasoning_effort = effort
+    # What changed around the conversation is appended as a context message; the instructions
+    # and tools stay the same bytes (agent/context_messages.py). A tool step since the last
+    # request may have changed git status: it is asked again.
+    ran_tools = bool(session.messages) and isinstance(session.messages[-1], ToolMessage)
+    context = await context_messages.append_changes(session, fresh=ran_tools)
+    settings = await _fit_window(state, settings, instructions, specs)
 
     async def summarize(span: PrunedSpan) -> str:
         instructions_, text = summary_request(span)
@@ -180,15 +204,43 @@ async def _request(state: TurnState) -> ProviderRequest:
         log.warning("short-term memory left out of this request: %s", exc)
         plan, reserve = Plan(), 0
     messages = await state.view.for_wire(session, settings, summarize, reserve=reserve)
+    if context_messages.restate(session, context, messages):
+        # Pruning took context out of the view: restated at the end, the view extends with it.
+        messages = await state.view.for_wire(session, settings, summarize, reserve=reserve)
     try:
         stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
     except Exception as exc:  # noqa: BLE001 - never fails a turn
         log.warning("short-term memory left out of this request: %s", exc)
-        return ProviderRequest(settings.effective_model, instructions, messages, specs)
+        return ProviderRequest(settings.effective_model, instructions, messages, specs, reasoning_effort=effort)
     return ProviderRequest(
         settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts,
-        stm.tool_free_instructions, stm.tool_free_inserts, stm.tool_free_messages,
+        stm.tool_free_instructions, stm.tool_free_inserts, stm.tool_free_messages, effort,
     )
+
+
+async def _fit_window(state: TurnState, settings: "Settings", instructions: str, specs: list[ToolSpec]) -> "Settings":
+    """The settings with the compaction threshold capped below the model's context window
+    (agent/context_window.py); a notice, once per session, when the window cannot even hold the
+    instructions and tools."""
+    session = state.session
+    model, base_url = settings.effective_model, settings.effective_base_url
+    probe = context_window.probe_soon(base_url, model, lambda: emit_status(session))
+    if probe is not None:
+        # The first request to an endpoint waits for its answer (at most the probe's timeout, once):
+        # a local engine's small window matters from the first request on.
+        await asyncio.wait({probe}, timeout=context_window.TIMEOUT * 3)
+    window = context_window.window_for(base_url, model, settings.contextWindow)
+    session.prefix_tokens = (len(instructions) + len(json.dumps([s.__dict__ for s in specs]))) // 4
+    session.context_window = window
+    if window is not None and window < session.prefix_tokens * 2 and not session.window_told:
+        session.window_told = True
+        state.notice(
+            f"the model's context window is {window} tokens, too small for the instructions and tool "
+            f"definitions (about {session.prefix_tokens} tokens) and a conversation: the endpoint will cut "
+            "them. Load the model with a larger window (Ollama: num_ctx or OLLAMA_CONTEXT_LENGTH; "
+            "llama.cpp: --ctx-size) or set shiro.contextWindow if the endpoint reports it wrong.")
+    threshold = context_window.capped_threshold(settings.compactThreshold, window, session.prefix_tokens)
+    return settings if threshold == settings.compactThreshold else msgspec.structs.replace(settings, compactThreshold=threshold)
 
 
 async def _provider_step(state: TurnState) -> AssistantMessage:

@@ -1,42 +1,29 @@
-"""The system prompt: agent variant, workspace facts, tool rules, and the blocks other features add
-(task list, project memory, AGENTS.md). Rebuilt on every step so a `todo_write` in step one is in
-the request of step two.
+"""The system prompt: the agent variant's working procedure for the model's family, the tool
+rules, and the workspace facts that never change in a session (root, platform).
+
+Static for a session: the same settings give byte-identical instructions on every request, so the
+provider's prompt cache keeps them. What changes between steps (date, git status, the task list,
+AGENTS.md, project memory) goes into the conversation as context messages
+(agent/context_messages.py). The texts are in agent/prompt_text.py; docs/prompt.md says why.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import platform
 import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .model_family import model_family
+from .prompt_text import INTRO, procedure
+
 if TYPE_CHECKING:
     from ..config import Settings
     from .session import AgentSession
 
-VARIANTS: dict[str, str] = {
-    "default": (
-        "You are shiro-neko, a coding agent working inside the user's editor. Be direct and brief. "
-        "Do the work with your tools rather than describing it; when the task is done, say what "
-        "changed in a few lines."
-    ),
-    "deep": (
-        "You are shiro-neko in deep mode, a careful coding agent working inside the user's editor. "
-        "Before changing code, read enough of it to understand the design; plan with todo_write; "
-        "verify your changes by running the project's tests or commands; explain trade-offs you made."
-    ),
-}
-
-TOOL_RULES = """\
-Rules for tools:
-- Paths are relative to the workspace root; file tools refuse anything outside it.
-- Read a file before editing it. edit_file replaces text that must occur exactly once: include enough surrounding lines.
-- Prefer edit_file for changes to existing files; write_file for new files or full rewrites.
-- run_command runs in the workspace root with a timeout; the user may have to approve it.
-- Tool output may be truncated; narrow the request (line ranges, a tighter grep) instead of repeating it.
-- If the user denies a call, do not retry it unchanged: ask or take another way."""
+# The agent variants (`agent` setting); an unknown one runs as "default" with a notice (loop.py).
+VARIANTS: dict[str, str] = INTRO
 
 _GIT_TTL = 10.0
 _git_cache: dict[Path, tuple[float, str]] = {}
@@ -53,11 +40,12 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout.rstrip() if done.returncode == 0 else None
 
 
-def git_facts(root: Path) -> str:
-    """Branch and short status, cached briefly: cheap enough per step, fresh enough per turn."""
+def git_facts(root: Path, fresh: bool = False) -> str:
+    """Branch and short status, cached briefly (cheap enough per step); `fresh` asks git again,
+    after a tool step that may have changed the status."""
     now = time.monotonic()
     cached = _git_cache.get(root)
-    if cached and now - cached[0] < _GIT_TTL:
+    if cached and now - cached[0] < _GIT_TTL and not fresh:
         return cached[1]
     text = ""
     branch = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
@@ -71,19 +59,13 @@ def git_facts(root: Path) -> str:
 
 
 def workspace_facts(root: Path) -> str:
-    facts = [
+    """What the instructions say about the workspace: nothing here changes within a session."""
+    return "\n".join([
         f"Workspace root: {root}",
         f"Platform: {platform.system()} {platform.release()} ({platform.machine()})",
-        f"Date: {_dt.date.today().isoformat()}",
-    ]
-    git = git_facts(root)
-    if git:
-        facts.append(git)
-    return "\n".join(facts)
+    ])
 
 
-def build_instructions(session: "AgentSession", settings: "Settings") -> str:
-    variant = VARIANTS.get(settings.agent, VARIANTS["default"])
-    blocks = [variant, workspace_facts(session.root), TOOL_RULES]
-    blocks.extend(b for b in session.deps.system_blocks(session) if b)
-    return "\n\n".join(blocks)
+def build_instructions(session: "AgentSession", settings: "Settings", tool_names: list[str]) -> str:
+    family = model_family(settings.effective_model, settings.promptFamily)
+    return "\n\n".join([procedure(settings.agent, family, tool_names), workspace_facts(session.root)])

@@ -47,7 +47,8 @@ class SessionDeps:
     provider: Callable[["Settings"], "Provider"]
     run_turn: RunTurn = _no_loop
     tools: Callable[["AgentSession"], list["Tool"]] = lambda s: []
-    system_blocks: Callable[["AgentSession"], list[str]] = lambda s: []
+    # (tag, text) sections of the context messages besides the environment (agent/context_messages.py).
+    context_sections: Callable[["AgentSession"], list[tuple[str, str]]] = lambda s: []
     on_change: Callable[["AgentSession", bool], None] = lambda s, turn_ended: None
     record_prompt: Callable[[str], None] = lambda p: None
     short_term_memory: TurnMemory = field(default_factory=NoShortTermMemory)
@@ -86,6 +87,11 @@ class AgentSession:
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     # Project memory as rendered once for this session (memory is what *earlier* sessions learned).
     memory_block: str | None = None
+    # The model's context window and the instructions' and tools' size in tokens, as the last
+    # request found them (agent/context_window.py; shiro/status); the window notice is given once.
+    context_window: int | None = None
+    prefix_tokens: int = 0
+    window_told: bool = False
     # The tool call waiting for the user's answer, if any (shiro/status `waiting`).
     waiting_approval: "ApprovalRequest | None" = None
 

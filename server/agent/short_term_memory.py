@@ -268,7 +268,7 @@ def supersede_cut(messages: Sequence[Message], hide_before: int) -> int:
     call and its result), and never past the latest turn's prompt."""
     if hide_before <= 0:
         return 0
-    users = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    users = [i for i, m in enumerate(messages) if isinstance(m, UserMessage) and not m.context]
     if not users:
         return 0
     at_or_after = [i for i in users if i >= hide_before]
@@ -278,7 +278,11 @@ def supersede_cut(messages: Sequence[Message], hide_before: int) -> int:
 def dialogue_starts(messages: Sequence[Message], anchor: int) -> list[int]:
     """Indices where a dialogue item begins, up to and including `anchor` (a tool message belongs
     to the assistant message before it)."""
-    return [i for i, m in enumerate(messages[: anchor + 1]) if isinstance(m, (UserMessage, AssistantMessage))]
+    # Context messages (agent/context_messages.py) are no dialogue item: depths count as before.
+    return [
+        i for i, m in enumerate(messages[: anchor + 1])
+        if isinstance(m, AssistantMessage) or (isinstance(m, UserMessage) and not m.context)
+    ]
 
 
 def insert_index(messages: Sequence[Message], anchor: int, depth: int) -> int:
@@ -310,7 +314,8 @@ def find_anchor(messages: Sequence[Message], prompt_message: Message | None) -> 
             if messages[i] is prompt_message:
                 return i
     for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], UserMessage):
+        message = messages[i]
+        if isinstance(message, UserMessage) and not message.context:
             return i
     return None
 
@@ -319,7 +324,7 @@ def recent_texts(messages: Sequence[Message], limit: int = RECENT_MESSAGES) -> l
     """The last user/assistant text messages of a session (what other sessions see with its summary)."""
     out: list[tuple[Literal["user", "assistant"], str]] = []
     for message in reversed(messages):
-        if isinstance(message, ToolMessage):
+        if isinstance(message, ToolMessage) or (isinstance(message, UserMessage) and message.context):
             continue
         if isinstance(message, UserMessage):
             text = next((p.text for p in message.content if isinstance(p, TextPart)), "")

@@ -8,7 +8,8 @@ from ..model.transcript import estimate_tokens
 from ..protocol import StatusPayload
 from .context_level import context_level
 from .tools.sandbox import sandbox_status
-from .usage import side_status
+from .context_window import capped_threshold, window_for
+from .usage import cached_total, side_status
 
 if TYPE_CHECKING:
     from .session import AgentSession
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
 
 def status_payload(session: "AgentSession") -> StatusPayload:
     settings = session.deps.settings()
-    threshold = max(1, settings.compactThreshold)
+    window = window_for(settings.effective_base_url, settings.effective_model, settings.contextWindow)
+    threshold = max(1, capped_threshold(settings.compactThreshold, window, session.prefix_tokens))
     tokens = estimate_tokens(session.messages)
     return StatusPayload(
         sessionId=session.id,
@@ -36,6 +38,9 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         waiting="approval" if session.waiting_approval is not None else None,
         waitingTool=session.waiting_approval.tool_name if session.waiting_approval is not None else None,
         private=session.private,
+        effort=settings.reasoningEffort,
+        cachedTokens=cached_total(session),
+        contextWindow=window,
     )
 
 

@@ -18,11 +18,19 @@ def count_usage(session: "AgentSession", usage: Usage, model: str, side: bool = 
 
     session.input_tokens += usage.input_tokens
     session.output_tokens += usage.output_tokens
+    if usage.cached_tokens:
+        session.state.cached_tokens = cached_total(session) + usage.cached_tokens
     if side:
         apart = session.side_usage
         apart["inputTokens"] = apart.get("inputTokens", 0) + usage.input_tokens
         apart["outputTokens"] = apart.get("outputTokens", 0) + usage.output_tokens
     session.cost_usd = cost_usd(model, session.input_tokens, session.output_tokens)
+
+
+def cached_total(session: "AgentSession") -> int:
+    """The session's input tokens read from the provider's prompt cache (`cachedTokens`)."""
+    cached = session.state.cached_tokens
+    return cached if isinstance(cached, int) else 0
 
 
 def side_counter(session: "AgentSession", model: str) -> Callable[[Usage], None]:

@@ -67,13 +67,14 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
-    from . import chat, checkpoints, history, live_session, mcp, project_memory, saved_sessions, stm, todos
+    from . import chat, checkpoints, effort, history, live_session, mcp, project_memory, saved_sessions, stm, todos
 
     chat.register(server)
     live_session.register(server)
     saved_sessions.register(server)
     project_memory.register(server)
     todos.register(server)
+    effort.register(server)
     history.register(server)
     stm.register(server)
     mcp.register(server)

@@ -25,7 +25,7 @@ from ..agent.status import emit_status
 from ..errors import Refused
 from ..model.checkpoint import CheckpointMark, FileChange, FileChangeKind
 from ..model.todo import Todo
-from ..model.transcript import AssistantMessage, Message, TextPart, ToolCallPart, UserMessage
+from ..model.transcript import AssistantMessage, Message, TextPart, ToolCallPart, UserMessage, shown
 from .. import protocol as wire
 from ..model.unified_diff import binary_lines, capped, diff_lines
 from ..protocol import (
@@ -271,7 +271,7 @@ class CheckpointFeature:
         undo = await self._record_rewind(session, target, plan, cut)
         result = RewindResult(sessionId=session.id, restored=restored, conflicts=plan.conflicts, prompt=prompt, undo=undo)
         if cut:
-            result.messages, result.todos = list(session.messages), list(session.todos)
+            result.messages, result.todos = shown(session.messages), list(session.todos)
             self.announce_todos(session)
             emit_status(session)
         return result

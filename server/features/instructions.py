@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..agent.instructions import collect_instructions
+from ..agent.context_messages import instructions_tag
+from ..agent.instructions import instruction_sections
 from ..agent.session import AgentSession
 
 
 class InstructionsFeature:
-    def block(self, session: AgentSession) -> str:
-        """The system-prompt block; "" when the workspace has none."""
-        return collect_instructions(session.root, session.touched)
+    def sections(self, session: AgentSession) -> list[tuple[str, str]]:
+        """One context section per instruction file (agent/context_messages.py); [] when none."""
+        return [(instructions_tag(label), text) for label, text in instruction_sections(session.root, session.touched)]

@@ -21,7 +21,7 @@ from typing import Callable
 from ..agent.session import AgentSession
 from ..config import Settings
 from ..errors import InvalidArguments, Refused
-from ..model.transcript import pending_calls
+from ..model.transcript import pending_calls, shown
 from ..protocol import NEVER_WRITTEN, NoticeEvent, ResumeResult, SaveResult, SessionsResult
 from ..state.atomic import StateError
 from ..state.paths import shiro_home
@@ -272,7 +272,7 @@ class SessionsFeature:
         return ResumeResult(
             sessionId=session.id,
             title=session.title,
-            messages=list(session.messages),
+            messages=shown(session.messages),
             todos=list(session.todos),
             forkedFrom=forked_from,
             workspace=workspace.uri,  # where it runs: the folder its record names

@@ -57,3 +57,8 @@ class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     # Checkpoints and rewinds of this session, oldest first (features/checkpoints.py). Left out of
     # a record that has none, so records without them keep their bytes.
     checkpoints: list[CheckpointMark] | msgspec.UnsetType = msgspec.UNSET
+    # Of input_tokens, those the provider answered from its prompt cache; and the reasoning effort
+    # of the last request that set one (null after it was cleared). Left out until there is one,
+    # so older records keep their bytes.
+    cached_tokens: int | msgspec.UnsetType = msgspec.UNSET
+    reasoning_effort: str | None | msgspec.UnsetType = msgspec.UNSET

@@ -44,8 +44,12 @@ class ToolResultPart(msgspec.Struct, tag="tool-result", tag_field="type", omit_d
 AssistantPart = Union[TextPart, ReasoningPart, ToolCallPart]
 
 
-class UserMessage(msgspec.Struct, tag="user", tag_field="role"):
+class UserMessage(msgspec.Struct, tag="user", tag_field="role", omit_defaults=True):
     content: list[TextPart]
+    # A context message (agent/context_messages.py): what changed around the conversation (git
+    # status, the task list, AGENTS.md, project memory), appended by the server, not typed by the
+    # user. Clients do not show it as a prompt; it goes to the model as a user message.
+    context: bool = False
 
 
 class AssistantMessage(msgspec.Struct, tag="assistant", tag_field="role"):
@@ -63,6 +67,11 @@ _encoder = msgspec.json.Encoder()
 
 def encode_messages(messages: list[Message]) -> bytes:
     return _encoder.encode(messages)
+
+
+def shown(messages: Sequence[Message]) -> list[Message]:
+    """The messages a client shows: context messages are for the model only."""
+    return [m for m in messages if not (isinstance(m, UserMessage) and m.context)]
 
 
 def user_text(text: str) -> UserMessage:

@@ -75,7 +75,7 @@ def make_title(prompt: str, limit: int = TITLE_MAX) -> str:
 
 def first_prompt(messages: list[Message]) -> str:
     for message in messages:
-        if isinstance(message, UserMessage):
+        if isinstance(message, UserMessage) and not message.context:
             # The first part is what the user typed; later parts are attached files.
             text = next((p.text for p in message.content if isinstance(p, TextPart)), "")
             if text.strip():

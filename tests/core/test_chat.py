@@ -22,7 +22,9 @@ async def test_the_steps_of_a_turn_share_one_provider_connection(harness):
     result = await harness.chat("read hello.py three times")
     assert result["status"] == "completed" and result["text"] == "read it three times"
     assert len(harness.fake.main_requests) >= 4
-    assert harness.fake.connections - before <= 1
+    # One for the steps, one for the context-window question asked once per endpoint and model
+    # (agent/context_window.py, its own short-lived client).
+    assert harness.fake.connections - before <= 2
 
 
 async def test_tool_call_then_answer(harness):
@@ -41,7 +43,8 @@ async def test_tool_call_then_answer(harness):
     assert not tool_result["isError"]
     # The second request refers to the stored reasoning and call by id and carries the output.
     second = harness.fake.requests[1].body["input"]
-    assert [i.get("type") for i in second[1:]] == ["item_reference", "item_reference", "function_call_output"]
+    # [0] the context message (agent/context_messages.py), [1] the prompt.
+    assert [i.get("type") for i in second[2:]] == ["item_reference", "item_reference", "function_call_output"]
     assert second[-1]["call_id"] == "call_r1"
     assert not harness.fake.rejections
 
@@ -75,8 +78,10 @@ async def test_same_scenario_on_both_wire_apis(shiro_home, fake, workspace, wire
         if wire == "chat":
             messages = fake.requests[1].body["messages"]
             assert messages[0]["role"] == "system"
-            assert [m["role"] for m in messages[1:]] == ["user", "assistant", "tool"]
-            assert messages[2]["tool_calls"][0]["id"] == "call_x"
+            # The context message (git status, date) before the prompt, then the dialogue.
+            assert [m["role"] for m in messages[1:]] == ["user", "user", "assistant", "tool"]
+            assert "<environment_context>" in messages[1]["content"] and messages[2]["content"] == "what does hello.py do?"
+            assert messages[3]["tool_calls"][0]["id"] == "call_x"
         assert not fake.rejections
 
 
@@ -148,8 +153,11 @@ async def test_system_prompt_has_workspace_facts_and_tool_rules(harness):
     harness.fake.script(Reply(text="x"))
     await harness.chat("hi")
     instructions = harness.fake.requests[0].body["instructions"]
-    assert str(harness.root) in instructions and "Platform:" in instructions and "Date:" in instructions
-    assert "Rules for tools" in instructions
+    assert str(harness.root) in instructions and "Platform:" in instructions
+    assert "# Tools" in instructions and "Verify your work" in instructions
+    # The date changes: it comes as context, before the prompt, not in the instructions.
+    context, prompt = harness.fake.requests[0].body["input"]
+    assert prompt["content"][0]["text"] == "hi" and "Date:" in context["content"][0]["text"]
     tools = [t["name"] for t in harness.fake.requests[0].body["tools"]]
     assert tools[:6] == ["read_file", "list_files", "grep", "edit_file", "write_file", "run_command"]
     json.dumps(harness.fake.requests[0].body)  # the body is plain JSON
@@ -159,7 +167,8 @@ async def test_attachments_go_to_the_model_not_the_title(harness):
     harness.fake.script(Reply(text="It prints hello."))
     result = await harness.chat("what does this do?", attachments=["hello.py"])
     assert result["status"] == "completed"
-    [user] = [i for i in harness.fake.requests[0].body["input"] if i.get("role") == "user"]
+    [context, user] = [i for i in harness.fake.requests[0].body["input"] if i.get("role") == "user"]
+    assert context["content"][0]["text"].startswith("<environment_context>")
     typed, attached = [p["text"] for p in user["content"]]
     assert typed == "what does this do?" and "print('hello')" in attached
     assert (await harness.command("shiro.history"))["prompts"] == ["what does this do?"]

@@ -88,7 +88,9 @@ async def test_long_single_prompt_turn_carries_the_summaries_of_its_pruned_spans
         assert sorted(record["spanSummaries"].values()) == sorted(
             f"summary #{k + 1}: read big.txt, nothing changed" for k in range(len(summaries))
         )
-        assert len(record["messages"]) == 1 + 2 * steps + 1  # the record keeps everything
+        # The record keeps everything: the context message (server/agent/context_messages.py),
+        # the prompt, each step's call and result, the answer.
+        assert len(record["messages"]) == 1 + 1 + 2 * steps + 1
         assert sum(NO_SUMMARY not in seg for seg in carried_last) == len(summaries)
 
         # One report, the turn's deepest pruning in the seed's sentence: its first pruning left out
@@ -153,7 +155,8 @@ async def test_compact_replaces_transcript_and_keeps_tasks(harness):
     summary = "## Goal\nship the release\n## Files touched\n- none\n## Decisions\n- none\n## Commands and outcomes\n- none\n## What remains\n- ship it"
     harness.fake.script(Reply(text=summary))
     result = await harness.command("shiro.compact", {"focus": "the release"})
-    assert result == {"summary": summary, "messagesBefore": 6, "messagesAfter": 1}
+    # 6 messages of dialogue and 2 context messages (the start, the task list after todo_write).
+    assert result == {"summary": summary, "messagesBefore": 8, "messagesAfter": 1}
     side = harness.fake.requests[-1].body
     assert "tools" not in side and "## Goal" in side["instructions"] and "the release" in json.dumps(side["input"])
     record = json.loads((harness.home / "sessions" / f"{first['sessionId']}.json").read_text())
@@ -162,8 +165,9 @@ async def test_compact_replaces_transcript_and_keeps_tasks(harness):
     harness.fake.script(Reply(text="continuing"))
     await harness.chat("next")
     body = harness.fake.requests[-1].body
-    assert summary in body["input"][0]["content"][0]["text"] and "[~] ship it" in body["instructions"]
-    assert len(body["input"]) == 2
+    # After /compact the context is restated whole (the task list too) before the next prompt.
+    assert summary in body["input"][0]["content"][0]["text"] and "[~] ship it" in json.dumps(body["input"][1])
+    assert len(body["input"]) == 3  # the summary, the context, the prompt
 
 
 async def test_side_requests_count_in_the_sessions_cost(harness):

@@ -39,8 +39,9 @@ async def test_memory_header_and_top_20_in_order(harness):
     assert hits["note number 03 about module-3"] == 3 and hits["note number 00 about module-0"] == 0
     harness.fake.script(Reply(text="ok"))
     await harness.chat("hello")
-    instructions = harness.fake.requests[0].body["instructions"]
-    assert HEADER in instructions
+    # Project memory is context, before the prompt (agent/context_messages.py).
+    instructions = harness.fake.requests[0].body["input"][0]["content"][1]["text"]
+    assert instructions.startswith("<project_memory>") and HEADER in instructions
     lines = [line for line in instructions.split(HEADER)[1].strip().splitlines() if line.startswith("- (")]
     assert len(lines) == 20
     expected_top = ["module-3", "module-7", "module-11"]
@@ -116,7 +117,7 @@ async def test_memory_disabled_writes_nothing(shiro_home, fake, workspace):
         fake.script(Reply(text="ok"))
         await h.chat("hi")
         body = fake.requests[0].body
-        assert HEADER not in body["instructions"]
+        assert HEADER not in json.dumps(body)
         assert not {"remember", "recall", "forget"} & {t["name"] for t in body["tools"]}
         assert not (home / "memory").exists() or not any((home / "memory").iterdir())
 
@@ -135,8 +136,11 @@ async def test_task_list_in_step_two_and_notifications(harness):
         "[x] read the pagination code\n[~] fix the boundary\n[ ] add a test\n"
         "[!] update the docs  (no write access to the wiki)"
     )
-    assert rendered in harness.fake.requests[1].body["instructions"]
-    assert rendered not in harness.fake.requests[0].body["instructions"]
+    # The task list written in step one is appended as context for step two; the prefix stays.
+    first, second = (r.body for r in harness.fake.requests[:2])
+    assert first["instructions"] == second["instructions"] and second["input"][: len(first["input"])] == first["input"]
+    assert rendered in second["input"][-1]["content"][-1]["text"]
+    assert rendered not in json.dumps(first)
     mine = [t for t in harness.todos if t["sessionId"] == result["sessionId"]]
     assert mine[-1]["rendered"] == rendered and mine[-1]["todos"] == todos
     listed = await harness.command("shiro.todos")
@@ -170,6 +174,10 @@ async def test_agents_md_in_system_prompt(harness):
     (sub / "mod.py").write_text("x = 1\n")
     harness.fake.script(Reply(calls=[Call("read_file", {"path": "pkg/mod.py"})]), Reply(text="ok"))
     await harness.chat("look at pkg")
-    first, second = (r.body["instructions"] for r in harness.fake.requests)
-    assert "Use tabs, never spaces." in first and "run make first" not in first
-    assert second.index("Use tabs") < second.index("In pkg, run make first.")
+    first, second = (r.body for r in harness.fake.requests)
+    assert first["instructions"] == second["instructions"]  # found later: appended, not in the prefix
+    assert second["input"][: len(first["input"])] == first["input"]
+    seen = json.dumps(first["input"])
+    assert "Use tabs, never spaces." in seen and "run make first" not in seen
+    [later] = [i for i in second["input"][len(first["input"]):] if i.get("role") == "user"]
+    assert later["content"][0]["text"].startswith('<project_instructions file="pkg/CLAUDE.md">\nIn pkg, run make first.')

@@ -38,6 +38,11 @@ def note_label(text: str) -> str | None:
     return None
 
 
+def is_context(text: Any) -> bool:
+    """A context message (server/agent/context_messages.py): no part of what these tests place."""
+    return isinstance(text, str) and text.startswith(("<environment_context>", "<todos>", "<project_instructions", "<project_memory>"))
+
+
 def labels(fake: FakeProvider, req: Any) -> list[str]:
     out: list[str] = []
     if req.api == "chat":
@@ -49,7 +54,7 @@ def labels(fake: FakeProvider, req: Any) -> list[str]:
                 out.append("output")
             elif m["role"] == "assistant" and m.get("tool_calls"):
                 out.append("call")
-            else:
+            elif not is_context(m["content"]):
                 out.append(f"{m['role']}:{m['content']}")
         return out
     for item in req.body["input"]:
@@ -58,7 +63,8 @@ def labels(fake: FakeProvider, req: Any) -> list[str]:
         if item.get("role") == "developer":
             out.append(note_label(item["content"]) or "developer?")
         elif item.get("role") == "user":
-            out.append("user:" + item["content"][0]["text"])
+            if not is_context(item["content"][0]["text"]):
+                out.append("user:" + item["content"][0]["text"])
         elif item.get("type") == "message":
             out.append("assistant:" + item["content"][0]["text"])
         elif item.get("type") == "function_call":

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shiro_neko.agent.instructions import CAP_BYTES, HEADING, collect_instructions
+from shiro_neko.agent.instructions import CAP_BYTES, instruction_sections
+
+
+def collect_instructions(root: Path, touched: list[Path] | None = None) -> str:
+    """The sections as one text, `--- label ---` before each file (what the model reads)."""
+    return "\n\n".join(f"--- {label} ---\n{text}" for label, text in instruction_sections(root, touched or []))
 
 
 def write(path: Path, text: str) -> None:
@@ -19,7 +24,7 @@ def test_no_files_gives_an_empty_block(tmp_path: Path) -> None:
 def test_root_only_without_touched_files(tmp_path: Path) -> None:
     write(tmp_path / "AGENTS.md", "Use tabs.")
     write(tmp_path / "src" / "AGENTS.md", "not read: nothing touched there")
-    assert collect_instructions(tmp_path, []) == f"{HEADING}\n\n--- AGENTS.md ---\nUse tabs."
+    assert instruction_sections(tmp_path, []) == [("AGENTS.md", "Use tabs.")]
 
 
 def test_nesting_order_is_root_first_nearest_last(tmp_path: Path) -> None:
@@ -64,7 +69,6 @@ def test_the_total_is_capped_at_32_kib_with_a_visible_note(tmp_path: Path) -> No
     write(tmp_path / "a" / "b" / "AGENTS.md", "never shown")
     text = collect_instructions(tmp_path, [tmp_path / "a" / "b" / "c.py"])
     assert len(text.encode("utf-8")) <= CAP_BYTES
-    assert text.startswith(HEADING)
     assert "--- a/AGENTS.md ---" in text and "never shown" not in text
     note = text.splitlines()[-1]
     assert note.startswith("[instructions truncated: project instructions are capped at 32 KiB;")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shiro_neko.agent import workspace_fs
-from shiro_neko.agent.instructions import collect_instructions
+from shiro_neko.agent.instructions import instruction_sections
 from tests.fake_provider import Call, FakeProvider, Reply
 from tests.support.service import chat, running_service
 
@@ -74,9 +74,9 @@ def test_an_instruction_file_linked_outside_is_not_read(tree: tuple[Path, Path])
     (root / "AGENTS.md").symlink_to("../outside/secret.txt")
     (root / "d" / "CLAUDE.md").symlink_to(outside / "secret.txt")
     (root / "d" / "AGENTS.md").symlink_to(outside)  # a directory: not a file, CLAUDE.md is next
-    assert SECRET not in collect_instructions(root, [root / "d" / "secret.txt"])
+    assert SECRET not in str(instruction_sections(root, [root / "d" / "secret.txt"]))
     (root / "CLAUDE.md").write_text("be kind")
-    assert "be kind" in collect_instructions(root) and SECRET not in collect_instructions(root)
+    assert "be kind" in str(instruction_sections(root)) and SECRET not in str(instruction_sections(root))
 
 
 # ------------------------------------------------------------------------------------------------

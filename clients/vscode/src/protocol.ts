@@ -58,6 +58,11 @@ export interface ShiroNekoProtocol {
       arguments: SessionArgs;
       result: TodosResult;
     };
+    'shiro.effort': {
+      command: 'shiro.effort';
+      arguments: EffortArgs;
+      result: EffortResult;
+    };
     'shiro.notes': {
       command: 'shiro.notes';
       arguments: WorkspaceArgs;
@@ -264,6 +269,7 @@ export interface ResumeResult {
 export interface UserMessage {
   role: 'user';
   content: TextPart[];
+  context?: boolean;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -384,6 +390,23 @@ export interface TodosResult {
   warnings: string[];
 }
 /**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "EffortArgs".
+ */
+export interface EffortArgs {
+  sessionId?: string | null;
+  effort?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "EffortResult".
+ */
+export interface EffortResult {
+  effort: string | null;
+  model: string;
+}
+/**
  * A command about the workspace as a whole (notes, memory, history, MCP servers).
  *
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -497,6 +520,9 @@ export interface StatusPayload {
   waiting?: 'approval' | null;
   waitingTool?: string | null;
   private?: boolean;
+  effort?: string | null;
+  cachedTokens?: number;
+  contextWindow?: number | null;
 }
 /**
  * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (docs/protocol.md, "Workspace

@@ -37,18 +37,29 @@ class ProviderRequest:
     # And the messages it sends instead: in `supersede` mode the dropped summary took the messages
     # it stands for off the wire, and they go back (server/agent/short_term_memory.py, `apply`).
     tool_free_messages: list[Message] | None = None
+    # The `reasoningEffort` setting: Responses `reasoning.effort`, Chat `reasoning_effort`; None
+    # leaves it to the endpoint.
+    reasoning_effort: str | None = None
 
     def without_tools(self) -> "ProviderRequest":
         instructions = self.instructions if self.tool_free_instructions is None else self.tool_free_instructions
         inserts = self.inserts if self.tool_free_inserts is None else self.tool_free_inserts
         messages = self.messages if self.tool_free_messages is None else self.tool_free_messages
-        return ProviderRequest(self.model, instructions, messages, [], inserts)
+        return ProviderRequest(self.model, instructions, messages, [], inserts, reasoning_effort=self.reasoning_effort)
 
 
 @dataclass
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of input_tokens, those the provider read from its prompt cache (the repeated prefix).
+    cached_tokens: int = 0
+
+
+def cached_tokens(details: Any) -> int:
+    """`cached_tokens` of a usage's details object (both wire APIs); 0 when absent or not a number."""
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 @dataclass

@@ -19,6 +19,7 @@ from ...model.transcript import (
 )
 from .base import (
     Completed,
+    cached_tokens,
     OutputStarted,
     ProviderError,
     ProviderEvent,
@@ -77,6 +78,8 @@ def request_body(request: ProviderRequest) -> dict[str, Any]:
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
     if request.tools:
         body["tools"] = [
             {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
@@ -96,7 +99,8 @@ async def parse_stream(chunks: AsyncIterator[dict[str, Any]]) -> AsyncGenerator[
     async for chunk in chunks:
         if chunk.get("usage"):
             u = chunk["usage"]
-            usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+            usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0),
+                          cached_tokens(u.get("prompt_tokens_details")))
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
             if not started and (

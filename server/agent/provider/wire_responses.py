@@ -22,6 +22,7 @@ from ...model.transcript import (
 )
 from .base import (
     Completed,
+    cached_tokens,
     OutputStarted,
     ProviderError,
     ProviderEvent,
@@ -104,6 +105,8 @@ def request_body(request: ProviderRequest, store: bool) -> dict[str, Any]:
         "store": store,
         "include": ["reasoning.encrypted_content"],
     }
+    if request.reasoning_effort is not None:
+        body["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
     if request.tools:
         body["tools"] = [
             {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": False}
@@ -177,7 +180,8 @@ async def parse_stream(events: AsyncIterator[dict[str, Any]], store: bool) -> As
             usage = response.get("usage") or {}
             yield Completed(
                 AssistantMessage(content=parts),
-                Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+                Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                      cached_tokens(usage.get("input_tokens_details"))),
             )
             return
         elif kind == "response.failed":
