@@ -3,7 +3,11 @@ playwright-core, the real server, the fake provider, at VS Code's default sideba
 300 px, what users have). One scenario walks what a user does: send a prompt and watch it stream,
 approve an edit from its tool card (with VS Code's diff open), read the task tree and the gauge,
 switch themes, reload the window and get the session back, /compact and reload again (the history
-stays, folded), a turn in the light theme, New Chat (no tasks left, gauge at 0.0 %). While turns
+stays, folded), a turn in the light theme, New Chat (no tasks left, gauge at 0.0 %). Issue 41: where
+the panel is scrolled when a turn ends and after Esc (following, and scrolled up with "Jump to
+latest"), in both themes; the approval card (the server's diff, a command as code, "Deny with
+reason…" reaching the model); "N files changed" with its diff and Undo; the gauge explaining itself
+before it compacts; queued prompts given back on Esc; the `/` list; a wide table; a clean restart. While turns
 run and an approval is open the panel never scrolls sideways and its type never changes. Screenshots go to `artifacts/vscode-e2e/` (or `$SHIRO_ARTIFACTS/vscode-e2e/`).
 
 Skips locally when code-server, Chromium or the npm packages are missing; fails under CI=true.
@@ -49,6 +53,16 @@ The module lives at src/shiro_neko/some/deeply/nested/package/with_a_rather_long
 Details follow as I work through it, one step at a time, so you can stop me at any point.
 """
 FINAL = "Done: hello.py now greets shiro."
+# The last answer streams until the turn ends and is long enough to scroll: the row that the turn's
+# end used to collapse to its 80 px placeholder (issue 41: the panel jumped up at turn end).
+FINAL_ANSWER = "What I did, step by step:\n\n" + "\n".join(
+    f"{i}. Checked the greeting in part {i} of the module and kept its behaviour as it was." for i in range(1, 26)
+) + f"\n\n{FINAL}"
+READ_PROMPT = "Explain the module once more"
+READ_ANSWER = "\n\n".join(f"Paragraph {i}: the module greets whoever calls it, and the tests check the greeting." for i in range(1, 31))
+FILE_PROMPT = "Clean the build, then add a notes file"
+DENY_REASON = "not now: the build directory holds my release artifacts"
+NOTES = "".join(f"note {i}\n" for i in range(1, 8))
 SLOW_PROMPT = "Now run the whole test suite"
 QUEUED_PROMPT = "and then tell me a joke"
 TODOS = [
@@ -87,18 +101,25 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
         Reply(text=ANSWER, reasoning="The user wants a rename. Plan first.", calls=[Call("todo_write", {"todos": TODOS})],
               chunks=90, delay=0.06),
         Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "hello", "new_text": "shiro"}, "call_edit")]),
-        Reply(text=FINAL),
+        Reply(text=FINAL_ANSWER, chunks=40, delay=0.03),
         Reply(text="Goal: rename the greeting.\nFiles touched: hello.py\nWhat remains: a test."),
         # Aborted with Esc while it streams (about 12 s in all), with a prompt queued behind it.
-        Reply(text="Working through the tests one by one. " * 40, chunks=200, delay=0.06),
-        # The summary of the /compact a click on the gauge runs.
+        Reply(text="\n\n".join(["Working through the tests one by one. " * 10] * 16), chunks=200, delay=0.06),
+        # Ends while the user is scrolled up.
+        Reply(text=READ_ANSWER, chunks=80, delay=0.05),
+        # The summary of the /compact the gauge's "Compact now…" runs.
         Reply(text="Goal: rename the greeting (done).\nWhat remains: a test."),
+        # In a private chat: a command denied with a reason, then a new file allowed (and undone).
+        Reply(calls=[Call("run_command", {"command": "rm -rf build && make release"}, "call_run")]),
+        Reply(calls=[Call("write_file", {"path": "notes.txt", "content": NOTES}, "call_write")]),
+        Reply(text="Added notes.txt."),
     )
     vscode.start()
     shots = ARTIFACTS
     for old in shots.glob("*.png"):
         old.unlink()
-    r = vscode.drive("main", shots, prompt=PROMPT, finalText=FINAL, slowPrompt=SLOW_PROMPT, queuedPrompt=QUEUED_PROMPT)
+    r = vscode.drive("main", shots, prompt=PROMPT, finalText=FINAL, slowPrompt=SLOW_PROMPT, queuedPrompt=QUEUED_PROMPT,
+                     readPrompt=READ_PROMPT, filePrompt=FILE_PROMPT, denyReason=DENY_REASON)
     assert r["ok"], "\n".join(r["errors"]) + "\n" + r["driverLog"] + "\n" + vscode.log.read_text(errors="replace")[-2000:]
 
     # Streaming: the answer was on screen while it still streamed.
@@ -127,13 +148,22 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert "percent used" in r["gauge"]["aria"]
     # /compact from the palette reached the server (one more provider request, the summary); then
     # the slow turn, and the gauge's /compact: the queued prompt never reached the provider.
-    assert len(fake.requests) == 6, len(fake.requests)
+    assert len(fake.requests) == 10, len(fake.requests)
     assert not any(QUEUED_PROMPT in json.dumps(req.body) for req in fake.requests)
     # The queue: a chip while the turn ran; Esc stopped the turn and emptied the queue.
     assert r["queuedChips"] == [f"1. {QUEUED_PROMPT}"], r["queuedChips"]
     assert r["afterAbort"]["busy"] is False and r["afterAbort"]["queued"] == 0, r["afterAbort"]
     assert not any(QUEUED_PROMPT in row["text"] for row in r["afterAbort"]["rows"])
+    # ... and gave the queued prompt back to the input (issue 41), not away.
+    assert QUEUED_PROMPT in r["afterAbort"]["input"], r["afterAbort"]["input"]
     assert r["gaugeCompacted"]
+    # The gauge's click explains it first (tokens used, threshold, window) and compacts only after
+    # "Compact now…" and a confirmation (issue 41: a click compacted at once).
+    assert r["compactsOnClick"] is False
+    explained = " | ".join(r["gaugeExplained"]).lower()
+    for words in ("tokens used", "threshold", "context window", "compact now"):
+        assert words in explained, explained
+    assert "cannot be undone" in r["compactConfirm"], r["compactConfirm"]
     # Reload: the session came back, prompt, answer and tasks.
     after = "\n".join(row["text"] for row in r["after"])
     assert PROMPT in after and FINAL in after and "Compacted" not in after.split(PROMPT)[0]
@@ -164,13 +194,59 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert r["tasksAfterNewChat"]["description"] == "", r["tasksAfterNewChat"]
     assert (r["gaugeAfterNewChat"]["gauge"] or "").strip() == "0.0%", r["gaugeAfterNewChat"]
     assert any("Private chat" in row["text"] for row in r["privateChat"]), r["privateChat"]
+    # Issue 41. The panel stays at the bottom when a turn ends and after Esc ("Stopped." on screen);
+    # scrolled up, it stays where the user put it, through streaming and the turn's end, and
+    # "Jump to latest" shows and brings it back.
+    scroll = {s["what"]: s for s in r["scroll"]}
+    for what in ("turn end, dark", "after Jump to latest, light", "after Esc, light", "turn with a new file ended, light",
+                 "after Jump to latest at the end, light"):
+        assert scroll[what]["gap"] <= 2 and scroll[what]["lastVisible"] and not scroll[what]["jump"], (what, scroll[what])
+    assert scroll["after Esc, light"]["lastText"].strip() == "Stopped.", scroll["after Esc, light"]
+    for what in ("scrolled up mid-turn, light", "still scrolled up 1.5 s later, light", "scrolled up before the turn ends, light",
+                 "turn ended while scrolled up, light"):
+        assert scroll[what]["jump"] and scroll[what]["gap"] > 24, (what, scroll[what])
+    assert r["scrolledUpDrift"] <= 2 and r["turnEndDrift"] <= 2, (r["scrolledUpDrift"], r["turnEndDrift"])
+    # The approval card at 300 px: the server's diff inline and coloured, no line cut, the file name
+    # whole, the raw arguments folded, "Deny with reason…" beside "Show diff".
+    ask = r["askDetails"]
+    assert any("del" in x["cls"] and "print('hello')" in x["text"] for x in ask["lines"]), ask["lines"]
+    assert any("add" in x["cls"] and "print('shiro')" in x["text"] for x in ask["lines"]), ask["lines"]
+    assert not ask["linesCut"] and not ask["rawShown"] and not ask["summaryCut"], ask
+    assert "Deny with reason…" in ask["buttons"] and "Show diff" in ask["buttons"], ask["buttons"]
+    # A command is code; denied with a reason, which reached the model in the tool result.
+    cmd = r["commandAsk"]
+    assert cmd["command"] == "rm -rf build && make release" and cmd["commandTag"] == "CODE" and not cmd["rawShown"], cmd
+    assert not cmd["summaryCut"], cmd
+    assert any(f"Denied: {DENY_REASON}" in d for d in r["denials"]), r["denials"]
+    assert any(DENY_REASON in json.dumps(req.body) for req in fake.requests)
+    assert any("add" in x["cls"] and "note 3" in x["text"] for x in r["writeAsk"]["lines"]), r["writeAsk"]
+    # "N files changed" under the answer: the diff per file, Undo puts the file back.
+    assert "1 file changed" in r["changesCard"] and "hello.py" in r["changesCard"], r["changesCard"]
+    assert any("hello.py: before the turn" in t for t in r["turnDiffTabs"]), r["turnDiffTabs"]
+    assert "1 file changed" in r["lightChanges"] and "notes.txt" in r["lightChanges"], r["lightChanges"]
+    assert not (vscode.workspace / "notes.txt").exists()
+    assert any("Undone: 1 file" in row["text"] for row in r["afterUndo"]), r["afterUndo"]
+    # The compaction summary is shiro-neko's, never a user bubble.
+    assert not any("row user" in row["kind"] and "Summary of the conversation" in row["text"] for row in r["afterCompactReload"])
+    assert any("summary" in row["kind"] for row in r["afterCompactReload"]), r["afterCompactReload"]
+    # The `/` list has what the terminal has.
+    for name in ("/rewind", "/cost", "/help", "/effort [minimal|low|medium|high|default]"):
+        assert name in r["allSlash"], r["allSlash"]
+    # A wide table scrolls in its own box; its last column can be brought into view.
+    assert r["table"].get("lastColumnReachable") and r["table"]["lastHeader"] == "status", r["table"]
+    # A normal restart is information in the log, not "[Error] Server process exited with code 0".
+    assert "Server process exited with code 0" in r["serverLog"], r["serverLog"][-2000:]
+    assert not re.search(r"\[Error[^\]]*\]\s*Server process exited with code 0", r["serverLog"]), r["serverLog"][-2000:]
     # No resource was refused by the Content Security Policy.
     assert not [c for c in r["console"] if "Content Security Policy" in c], r["console"]
     # Screenshots exist and show more than a blank workbench.
     expected = {"01-dark-mid-stream", "02-approval-card", "03-approval-diff", "04-task-tree", "05-light-theme",
                 "06-high-contrast", "07-resumed-after-reload", "08-compacted-from-palette", "09-file-picker",
                 "10-history-after-compact-reload", "11-light-mid-turn", "12-new-chat",
-                "13-restore-checkpoint", "14-restored"}
+                "13-restore-checkpoint", "14-restored", "15-dark-turn-end", "16-light-scrolled-up", "17-light-after-esc",
+                "18-dark-turn-diff", "19-light-turn-end-scrolled-up", "20-gauge-explained", "21-compact-confirm",
+                "22-light-command-card", "23-light-deny-reason", "24-light-write-card", "25-light-files-changed",
+                "26-light-undone", "27-server-log-after-restart"}
     assert expected <= set(r["shots"]), r["shots"].keys()
     for name in expected:
         shot = r["shots"][name]

@@ -17,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import { bundledWheel, findPython, pythonCandidates, runInstall } from './serverInstall';
 import { findServer, ServerLookup } from './serverPath';
+import { isCleanExit } from './serverLog';
 import { serverSettings } from './workspaceTrust';
 import { APPROVE, EVENT, SAVE_DOCUMENTS, STATUS, TODOS } from './wire';
 import type { ApproveParams, ApproveResult, CommandArgs, CommandName, CommandResult, EventPayload, SaveDocumentsParams, StatusPayload, TodosPayload } from './wire';
@@ -155,7 +156,7 @@ export class AgentClient implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient('shiroNeko', 'Shiro Neko', serverOptions, clientOptions);
+    const client = new ShiroLanguageClient('shiroNeko', 'Shiro Neko', serverOptions, clientOptions);
     client.registerFeature(new ShiroCapabilities());
     client.onNotification(EVENT, (p: EventPayload) => this.fire(() => this.onEvent.fire(p)));
     client.onNotification(TODOS, (p: TodosPayload) => this.fire(() => this.onTodos.fire(p)));
@@ -272,6 +273,14 @@ export class AgentClient implements vscode.Disposable {
     this.onMissing.dispose();
     this.onInstalled.dispose();
     this.output.dispose();
+  }
+}
+
+/** The language client, with a normal stop of the server logged as information, not as an error. */
+class ShiroLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
+    if (isCleanExit(message)) this.info(message);
+    else super.error(message, data, showNotification);
   }
 }
 

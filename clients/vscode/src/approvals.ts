@@ -5,7 +5,8 @@
 
 import * as vscode from 'vscode';
 import type { CancellationToken } from 'vscode-languageclient/node';
-import { editSummary } from './editPreview';
+import { editSummary, splitCommand } from './editPreview';
+import { diffLinesForCard, diffStats } from './turnDiff';
 import type { SessionStore } from './store';
 import type { ApprovalDecision, ApproveParams, ApproveResult } from './wire';
 
@@ -45,18 +46,23 @@ export class ApprovalBroker implements vscode.Disposable {
   async ask(params: ApproveParams, token: CancellationToken): Promise<ApproveResult> {
     if (params.toolName === 'trust') return askTrust(params);
     let before: string | undefined;
-    let summary: { stats?: string; hunk?: string[] } = {};
+    let summary: { stats?: string; hunk?: string[]; diffLines?: number } = {};
     if (params.preview) {
       before = await currentText(params.preview.path);
       summary = editSummary(params.preview.path, before, params.preview.newText);
     }
+    // The server's diff of the call (capped, with a line saying how much more there is) is what
+    // the card shows; the first hunk computed here is for a server that sends none.
+    if (params.diff) summary = { stats: summary.stats ?? diffStats(params.diff), hunk: diffLinesForCard(params.diff), diffLines: params.diffLines ?? 0 };
+    const { title, command } = splitCommand(params.toolName, params.title);
     return new Promise<ApproveResult>((resolve) => {
       const entry: Pending = { params, resolve, before };
       this.pending.set(params.toolCallId, entry);
       this.store.ask(params.toolCallId, params.toolName, params.input, {
-        title: params.title,
+        title,
         hasDiff: !!params.preview,
         ...summary,
+        ...(command !== undefined ? { command } : {}),
       });
       void this.updateContext();
       this.onAsk.fire(`Approval needed: ${params.title}`);
@@ -64,22 +70,37 @@ export class ApprovalBroker implements vscode.Disposable {
     });
   }
 
-  /** The answer from the card's buttons or the approve/deny commands. */
-  decide(toolCallId: string | undefined, decision: ApprovalDecision): boolean {
+  /** The answer from the card's buttons or the approve/deny commands; a denial may carry the
+   * user's reason, which the model reads in the tool result. */
+  decide(toolCallId: string | undefined, decision: ApprovalDecision, reason?: string): boolean {
     const id = toolCallId ?? this.latest();
-    return id ? this.finish(id, decision) : false;
+    return id ? this.finish(id, decision, reason) : false;
+  }
+
+  /** "Deny with reason…" from the palette: the reason asked in an input box. */
+  async denyWithReason(): Promise<boolean> {
+    const id = this.latest();
+    if (!id) return false;
+    const reason = await vscode.window.showInputBox({
+      title: 'Deny with a reason',
+      prompt: `Why not "${this.pending.get(id)?.params.title ?? ''}"? shiro-neko reads it in the tool result.`,
+      placeHolder: 'e.g. use the existing helper in utils.py instead',
+    });
+    if (reason === undefined) return false;
+    return this.finish(id, 'deny', reason);
   }
 
   private latest(): string | undefined {
     return [...this.pending.keys()].pop();
   }
 
-  private finish(toolCallId: string, decision: ApprovalDecision | 'cancelled'): boolean {
+  private finish(toolCallId: string, decision: ApprovalDecision | 'cancelled', reason?: string): boolean {
     const entry = this.pending.get(toolCallId);
     if (!entry) return false; // stale: already answered or cancelled
     this.pending.delete(toolCallId);
-    this.store.answered(toolCallId, decision);
-    entry.resolve({ decision: decision === 'cancelled' ? 'deny' : decision });
+    const why = decision === 'deny' ? reason?.trim() : undefined;
+    this.store.answered(toolCallId, decision, why || undefined);
+    entry.resolve({ decision: decision === 'cancelled' ? 'deny' : decision, ...(why ? { reason: why } : {}) });
     void this.closeDiff(entry);
     void this.updateContext();
     return true;

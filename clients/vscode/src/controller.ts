@@ -6,12 +6,19 @@ import { activeFolder, AgentClient } from './agentClient';
 import type { ApprovalBroker } from './approvals';
 import type { ChatView } from './chatView';
 import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
+import { contextInfo } from './gauge';
+import { plural, SLASH_COMMANDS } from './shared/messages';
 import type { CheckpointPreview, WebviewToHost } from './shared/messages';
-import type { SessionStore } from './store';
+import type { SessionStore, TurnFiles } from './store';
 import type { TodoTree } from './todoTree';
+import { textBefore } from './turnDiff';
 import type { CheckpointRow, CommandResult, SessionCommand, SessionInfo, StatusPayload } from './wire';
 
 const NOTES_SCHEME = 'shiro-neko-notes';
+/** A file as it was before a turn, for the left side of "N files changed"'s diff (read-only). */
+const BEFORE_SCHEME = 'shiro-neko-before';
+/** Before-turn texts kept for open diff editors: the newest few (each may be a large file). */
+const MAX_BEFORE_DOCS = 20;
 
 export class Controller implements vscode.Disposable {
   private chats = new Map<string, vscode.CancellationTokenSource>();
@@ -20,6 +27,9 @@ export class Controller implements vscode.Disposable {
   private files: { at: number; list: string[] } | undefined;
   private notes = new Map<string, string>();
   private notesChanged = new vscode.EventEmitter<vscode.Uri>();
+  private before = new Map<string, string>();
+  /** The shown session's last `shiro/status` (for /cost and the gauge's explanation). */
+  status: StatusPayload | undefined;
   private disposables: vscode.Disposable[] = [];
   /** Settles when the session shown on open (resumed or new) is loaded. */
   private opening: Promise<void> = Promise.resolve();
@@ -40,6 +50,9 @@ export class Controller implements vscode.Disposable {
       vscode.workspace.registerTextDocumentContentProvider(NOTES_SCHEME, {
         onDidChange: this.notesChanged.event,
         provideTextDocumentContent: (uri) => this.notes.get(uri.toString()) ?? this.renderDoc(uri),
+      }),
+      vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, {
+        provideTextDocumentContent: (uri) => this.before.get(uri.toString()) ?? '',
       }),
     );
   }
@@ -72,8 +85,10 @@ export class Controller implements vscode.Disposable {
         this.chats.get(msg.key)?.cancel();
         return;
       case 'approve':
-        this.approvals.decide(msg.toolCallId, msg.decision);
+        this.approvals.decide(msg.toolCallId, msg.decision, msg.reason);
         return;
+      case 'undoFiles':
+        return this.undoFiles(msg.turnId, msg.paths);
       case 'slash':
         return this.slash(msg.name, msg.arg);
       case 'loadOlder': {
@@ -110,6 +125,8 @@ export class Controller implements vscode.Disposable {
         return this.store.row(msg.p.id) ?? null;
       case 'checkpoint':
         return this.checkpointPreview(msg.p.turnId);
+      case 'turnDiff':
+        return this.openTurnDiff(msg.p.turnId, msg.p.path);
       case 'openLink': {
         const href = msg.p.href;
         if (/^https?:\/\//i.test(href) || /^mailto:/i.test(href)) return vscode.env.openExternal(vscode.Uri.parse(href));
@@ -185,8 +202,10 @@ export class Controller implements vscode.Disposable {
   async abort(): Promise<void> {
     try {
       const r = await this.client.execute('shiro.abort', this.target());
-      this.store.clearQueue();
+      // The queued prompts go back to the input, not away (as Claude Code does).
+      const texts = this.store.clearQueue();
       this.view?.postNow({ t: 'queue', queue: this.store.queue });
+      if (texts.length) this.view?.post({ t: 'giveBack', texts });
       if (!r.aborted && !r.clearedQueued) vscode.window.setStatusBarMessage('shiro-neko: nothing to stop', 2000);
     } catch (err) {
       this.fail('abort', err);
@@ -207,6 +226,10 @@ export class Controller implements vscode.Disposable {
       clear: () => this.newSession(),
       stm: () => (arg.trim() === 'clear' ? this.clearStm() : this.showStm()),
       mcp: () => this.showMcp(),
+      rewind: () => this.pickRewind(),
+      cost: () => this.showCost(),
+      effort: () => this.effort(arg.trim()),
+      help: () => this.showHelp(),
     };
     const run = commands[name];
     if (run) await run();
@@ -250,9 +273,9 @@ export class Controller implements vscode.Disposable {
         : undefined;
       // Marked here, not before the request: a hydrate in between (the view becoming ready) must
       // not carry the resumed session's mark.
+      const turns = await this.turnsOf(r.sessionId);
       this.view?.markNextHydrate(`resume:${sentAt}`);
-      this.store.load(r.sessionId, r.title, r.messages, notice, r.compacted ?? []);
-      await this.tagTurns();
+      this.store.load(r.sessionId, r.title, r.messages, notice, r.compacted ?? [], turns);
     } catch (err) {
       if (quiet) throw err;
       this.fail('resume', err);
@@ -275,13 +298,15 @@ export class Controller implements vscode.Disposable {
     return { prompt: rows[upto].prompt, files: [...files.values()].sort((a, b) => a.path.localeCompare(b.path)) };
   }
 
-  /** User rows of a loaded transcript get their turn ids, so each can restore its checkpoint. */
-  private async tagTurns(): Promise<void> {
+  /** A session's turns with the files each changed, oldest first: user rows of a loaded
+   * transcript get their turn ids (to restore a checkpoint) and "N files changed" rows. */
+  private async turnsOf(sessionId: string): Promise<TurnFiles[]> {
     try {
-      const rows = await this.checkpoints();
-      this.store.tagTurns(rows.filter((r) => r.kind !== 'rewind').reverse());
+      const { checkpoints } = await this.client.execute('shiro.checkpoints', { sessionId });
+      return checkpoints.filter((r) => r.kind !== 'rewind').reverse();
     } catch (err) {
       this.client.output.appendLine(`no checkpoints: ${err}`);
+      return [];
     }
   }
 
@@ -289,11 +314,10 @@ export class Controller implements vscode.Disposable {
     try {
       const r = await this.client.execute('shiro.rewind', { ...this.target(), turnId, conversation });
       const left = r.conflicts.map((c) => `${c.path} (${c.reason})`);
-      const summary = `Restored ${r.restored.length} file${r.restored.length === 1 ? '' : 's'}` +
+      const summary = `Restored ${plural(r.restored.length, 'file')}` +
         (r.restored.length ? `: ${r.restored.join(', ')}` : '') + (left.length ? `. Left as they are: ${left.join('; ')}` : '') + '.';
       if (r.messages) {
-        this.store.load(r.sessionId, this.store.title, r.messages, summary);
-        await this.tagTurns();
+        this.store.load(r.sessionId, this.store.title, r.messages, summary, [], await this.turnsOf(r.sessionId));
       } else {
         this.store.addNotice(summary);
       }
@@ -301,6 +325,149 @@ export class Controller implements vscode.Disposable {
     } catch (err) {
       this.fail('rewind', err);
     }
+  }
+
+  /** "Undo" / "Undo all" in a turn's "N files changed": only these files go back to their state
+   * before the turn; the conversation stays (`shiro.rewind` with `paths`). */
+  async undoFiles(turnId: string, paths: string[]): Promise<void> {
+    try {
+      const r = await this.client.execute('shiro.rewind', { ...this.target(), turnId, paths, conversation: false });
+      const left = r.conflicts.map((c) => `${c.path} (${c.reason})`);
+      this.store.undone(turnId, paths.filter((p) => !r.conflicts.some((c) => c.path === p)));
+      this.store.addNotice(`Undone: ${plural(r.restored.length, 'file')} put back as before the turn` +
+        (r.restored.length ? ` (${r.restored.join(', ')})` : '') + (left.length ? `. Left as they are: ${left.join('; ')}` : '') + '.');
+    } catch (err) {
+      this.fail('undo', err);
+    }
+  }
+
+  /** A file a turn changed, in VS Code's diff editor: as it was before the turn | as it is now.
+   * When the turn's diff no longer applies to the file (changed since), the diff itself. */
+  async openTurnDiff(turnId: string, path: string): Promise<boolean> {
+    const folder = this.folder?.uri;
+    if (!folder) return false;
+    const r = await this.client.execute('shiro.turnDiff', { ...this.target(), turnId, path });
+    const file = vscode.Uri.joinPath(folder, ...path.split('/'));
+    if (!file.path.startsWith(folder.path + '/')) return false; // a path from the server, checked anyway
+    let now = '';
+    let exists = true;
+    try {
+      now = new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
+    } catch {
+      exists = false;
+    }
+    const before = r.truncated ? null : textBefore(r.diff, path, now);
+    if (before === null) {
+      const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: r.diff });
+      await vscode.window.showTextDocument(doc, { preview: true });
+      return true;
+    }
+    const left = vscode.Uri.from({ scheme: BEFORE_SCHEME, path: file.path, query: `turn=${encodeURIComponent(turnId)}` });
+    this.before.delete(left.toString());
+    this.before.set(left.toString(), before);
+    while (this.before.size > MAX_BEFORE_DOCS) this.before.delete(this.before.keys().next().value!);
+    const right = exists ? file : vscode.Uri.from({ scheme: BEFORE_SCHEME, path: file.path, query: 'deleted' });
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${path}: before the turn ↔ now`, { preview: true });
+    return true;
+  }
+
+  /** /rewind: pick a message, then what to put back (as "Restore checkpoint" under it). */
+  async pickRewind(): Promise<void> {
+    let rows: CheckpointRow[];
+    try {
+      rows = (await this.checkpoints()).filter((r) => r.kind !== 'rewind');
+    } catch (err) {
+      return this.fail('/rewind', err);
+    }
+    if (!rows.length) {
+      void vscode.window.showInformationMessage('shiro-neko: this session has no checkpoint to go back to yet.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      rows.map((r) => ({
+        label: r.prompt.split('\n')[0].slice(0, 120) || '(empty prompt)',
+        description: r.files.length ? plural(r.files.length, 'file') + ' changed' : 'no file changed',
+        detail: r.files.map((f) => f.path).join(', ') || undefined,
+        turnId: r.turnId,
+      })),
+      { title: 'Rewind: go back to before which message?', placeHolder: 'Newest first' },
+    );
+    if (!pick) return;
+    const how = await vscode.window.showQuickPick(
+      [
+        { label: 'Files and conversation', detail: 'The files and the chat as they were before this message', conversation: true },
+        { label: 'Files only', detail: 'The files as they were before this message; the chat stays', conversation: false },
+      ],
+      { title: `Rewind to before "${pick.label}"` },
+    );
+    if (how) await this.rewind(pick.turnId, how.conversation);
+  }
+
+  /** /cost: the session's tokens and cost, from its last `shiro/status`. */
+  async showCost(): Promise<void> {
+    const s = this.status;
+    if (!s) {
+      this.store.addNotice('No figures yet: the server has not reported on this session.');
+      return;
+    }
+    const fmt = (n: number) => n.toLocaleString('en-US');
+    const cost = s.costUsd === null || s.costUsd === undefined ? 'unknown (no price for this model)' : `$${s.costUsd.toFixed(4)}`;
+    const side = s.sideInputTokens || s.sideOutputTokens
+      ? `; side requests ${fmt(s.sideInputTokens ?? 0)} in, ${fmt(s.sideOutputTokens ?? 0)} out` : '';
+    this.store.addNotice(`${s.model}: ${fmt(s.inputTokens)} tokens in, ${fmt(s.outputTokens)} out${side}. Cost: ${cost}.`);
+  }
+
+  /** /effort [level]: shows, sets or clears (`default`) the model's reasoning effort. */
+  async effort(level: string): Promise<void> {
+    const levels = ['minimal', 'low', 'medium', 'high', 'default'];
+    if (level && !levels.includes(level)) {
+      this.store.addNotice(`Unknown effort "${level}": use one of ${levels.join(', ')}.`, 'error');
+      return;
+    }
+    try {
+      const r = await this.client.execute('shiro.effort', { ...this.target(), ...(level ? { effort: level } : {}) });
+      const now = r.effort ?? "the endpoint's default";
+      this.store.addNotice(level ? `Reasoning effort for ${r.model}: ${now} (from the next request).` : `Reasoning effort for ${r.model}: ${now}.`);
+    } catch (err) {
+      this.fail('/effort', err);
+    }
+  }
+
+  /** /help: the panel's commands and keys, as a notice in the conversation. */
+  async showHelp(): Promise<void> {
+    const lines = SLASH_COMMANDS.map((c) => `/${c.name}${c.hint ? ' ' + c.hint : ''}: ${c.description}`);
+    this.store.addNotice(['Commands:', ...lines,
+      'Keys: Enter sends, Shift+Enter a new line, Up/Down walk your earlier prompts, @ attaches a file, Esc stops the turn (queued prompts come back to the input).',
+    ].join('\n'));
+  }
+
+  /** A click on the context gauge: what it means, and "Compact now…" (confirmed first). */
+  async explainContext(): Promise<void> {
+    if (!this.status) {
+      void vscode.window.showInformationMessage('shiro-neko: no figures yet; the gauge fills once the server reports on this session.');
+      return;
+    }
+    const info = contextInfo(this.status);
+    const items: (vscode.QuickPickItem & { run?: () => Promise<void> })[] = [
+      ...info.lines.map((l) => ({ label: l.label, detail: l.detail })),
+      { label: '', kind: vscode.QuickPickItemKind.Separator },
+      { label: '$(fold) Compact now…', detail: 'Summarise the conversation to free context (asks first)', run: () => this.confirmCompact() },
+      { label: '$(settings-gear) Change the threshold', detail: 'The shiro.compactThreshold setting',
+        run: async () => void (await vscode.commands.executeCommand('workbench.action.openSettings', 'shiro.compactThreshold')) },
+    ];
+    const pick = await vscode.window.showQuickPick(items, { title: info.title, placeHolder: 'What the context gauge shows' });
+    await pick?.run?.();
+  }
+
+  /** Compaction cannot be undone: the model sees only the summary afterwards. Asked first. */
+  async confirmCompact(): Promise<void> {
+    const n = this.store.rows.filter((r) => r.kind === 'user' || r.kind === 'assistant').length;
+    const choice = await vscode.window.showWarningMessage(
+      'Compact the conversation now?',
+      { modal: true, detail: `The model summarises the conversation (${plural(n, 'message')} shown) and the summary replaces it in the context. The messages stay readable here, folded, but the agent sees only the summary from now on. This cannot be undone.` },
+      'Compact',
+    );
+    if (choice === 'Compact') await this.compact();
   }
 
   async pickSession(): Promise<void> {
@@ -319,7 +486,7 @@ export class Controller implements vscode.Disposable {
       sessions.map((s) => ({
         label: s.title || '(untitled)',
         description: age(s.updatedAt, now),
-        detail: `${s.messageCount} ${s.messageCount === 1 ? 'message' : 'messages'} · ${s.id.slice(0, 8)}${s.id === this.store.sessionId ? ' · current' : ''}`,
+        detail: `${plural(s.messageCount, 'message')} · ${s.id.slice(0, 8)}${s.id === this.store.sessionId ? ' · current' : ''}`,
         id: s.id,
       })),
       { title: 'Resume a shiro-neko session', placeHolder: 'Newest first', matchOnDetail: true },
@@ -343,9 +510,9 @@ export class Controller implements vscode.Disposable {
   async save(): Promise<void> {
     try {
       const r = await this.client.execute('shiro.save', this.target());
-      const text = r.saved ? `shiro-neko: saved ${r.messageCount} messages` : `shiro-neko: ${r.reason ?? 'nothing to save'}`;
+      const text = r.saved ? `shiro-neko: saved ${plural(r.messageCount, 'message')}` : `shiro-neko: ${r.reason ?? 'nothing to save'}`;
       vscode.window.setStatusBarMessage(text, 4000);
-      this.store.addNotice(r.saved ? `Saved ${r.messageCount} messages.` : r.reason ?? 'Nothing to save.');
+      this.store.addNotice(r.saved ? `Saved ${plural(r.messageCount, 'message')}.` : r.reason ?? 'Nothing to save.');
     } catch (err) {
       this.fail('save', err);
     }
@@ -366,7 +533,7 @@ export class Controller implements vscode.Disposable {
             'shiro.compact', { ...this.target(), ...(focus ? { focus } : {}) });
           // Shown as a reload will show it: the replaced messages folded, then the summary.
           if (this.store.sessionId) await this.resume({ id: this.store.sessionId }, true).catch(() => undefined);
-          this.store.addNotice(`Compacted: ${r.messagesBefore} messages summarised into ${r.messagesAfter}.`);
+          this.store.addNotice(`Compacted: ${plural(r.messagesBefore, 'message')} summarised into ${r.messagesAfter}.`);
         } catch (err) {
           this.fail('/compact', err);
         }
@@ -469,6 +636,7 @@ export class Controller implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.before.clear();
     for (const cts of this.chats.values()) cts.dispose();
     for (const d of this.disposables) d.dispose();
     this.notesChanged.dispose();

@@ -38,6 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!store.sessionId) return;
     todos.update(feeds.todosOf(store.sessionId));
     const status = feeds.statusOf(store.sessionId);
+    controller.status = status;
     if (status) gauge.update(status);
   });
   context.subscriptions.push(
@@ -57,7 +58,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     client.onStatus.event((p) => {
       feeds.status(p);
-      if (isShown(store.sessionId, p.sessionId)) gauge.update(p);
+      if (isShown(store.sessionId, p.sessionId)) {
+        controller.status = p;
+        gauge.update(p);
+      }
     }),
     client.onMissing.event(() => gauge.waiting('missing')),
     client.onInstalled.event(() => void controller.resumeOnOpen()),
@@ -66,7 +70,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const commands: Record<string, (...args: unknown[]) => unknown> = {
     'shiroNeko.focusChat': () => view.reveal(),
-    'shiroNeko.compact': () => (gauge.missing ? client!.install() : controller.compact()),
+    'shiroNeko.compact': () => controller.compact(),
+    'shiroNeko.contextInfo': () => (gauge.missing ? client!.install() : controller.explainContext()),
     'shiroNeko.notes': () => controller.showNotes(),
     'shiroNeko.todos': () => controller.showTodos(),
     'shiroNeko.sessions': () => controller.pickSession(),
@@ -83,6 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     'shiroNeko.approve': () => approvals.decide(undefined, 'allow'),
     'shiroNeko.alwaysAllow': () => approvals.decide(undefined, 'always'),
     'shiroNeko.deny': () => approvals.decide(undefined, 'deny'),
+    'shiroNeko.denyWithReason': () => approvals.denyWithReason(),
     'shiroNeko.installServer': () => client!.install(),
     'shiroNeko.restartServer': async () => {
       if (await client!.restart()) await controller.resumeOnOpen();

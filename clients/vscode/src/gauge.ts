@@ -47,7 +47,7 @@ export function gaugeView(s: StatusPayload): GaugeView {
     sandboxLine(sandbox),
     '',
     s.queued ? `${s.queued} queued` : '',
-    'Click to compact the conversation (/compact).',
+    'Click for what this means, and to compact.',
   ].filter((l, i, all) => l !== '' || (all[i - 1] ?? '') !== '').join('\n');
   const unenforced = sandbox && sandbox.mode !== 'off' && !sandbox.enforced;
   return {
@@ -64,4 +64,27 @@ export function waitingView(state: 'starting' | 'missing'): GaugeView {
     ? { text: '$(sync~spin) shiro', tooltip: 'shiro-neko: starting the language server…', background: null, accessibility: 'shiro-neko starting' }
     : { text: '$(warning) shiro', tooltip: 'shiro-neko: the language server is not installed. Click to set it up.', background: 'warning',
         accessibility: 'shiro-neko language server not installed' };
+}
+
+export interface ContextInfo {
+  title: string;
+  lines: { label: string; detail: string }[];
+}
+
+/** What a click on the gauge explains: the conversation's tokens, the threshold the percentage is
+ * of (where pruning starts), and the model's context window when the server knows it. */
+export function contextInfo(s: StatusPayload): ContextInfo {
+  const percent = percentText(s.contextPercent);
+  const window = s.contextWindow ?? null;
+  return {
+    title: `Context: ${percent} of the compaction threshold`,
+    lines: [
+      { label: `$(dashboard) ${fmt(s.contextTokens)} tokens used`,
+        detail: 'The conversation as the model will read it next (an estimate: messages, tool results, memory)' },
+      { label: `$(fold) ${fmt(s.contextThreshold)}-token threshold`,
+        detail: `The gauge's 100 %: from here older messages are pruned to make room (setting shiro.compactThreshold)` },
+      { label: `$(window) ${window ? `${fmt(window)}-token context window` : 'Context window unknown'}`,
+        detail: window ? `The most ${s.model} reads in one request` : `The endpoint does not say how much ${s.model} reads in one request` },
+    ],
+  };
 }

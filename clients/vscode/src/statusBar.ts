@@ -1,4 +1,5 @@
-// The context gauge in the status bar; clicking it runs /compact. At most two updates a second.
+// The context gauge in the status bar; clicking it explains it and offers "Compact now…" (asked
+// first: compaction cannot be undone). At most two updates a second.
 
 import * as vscode from 'vscode';
 import { gaugeView, GaugeView, waitingView } from './gauge';
@@ -13,7 +14,7 @@ export class StatusGauge implements vscode.Disposable {
   constructor() {
     this.item = vscode.window.createStatusBarItem('shiroNeko.context', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'Shiro Neko context';
-    this.item.command = 'shiroNeko.compact';
+    this.item.command = 'shiroNeko.contextInfo';
     this.show(waitingView('starting'));
     this.item.show();
   }

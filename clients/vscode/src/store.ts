@@ -1,7 +1,8 @@
 // The one transcript store: ordered rows of the current session, fed by `shiro/event`s and by
 // `shiro.resume`. Pure (no vscode import) so it is unit-tested; the chat view subscribes to its ops.
 
-import type { AskView, PanelOp, QueuedPrompt, Row, ToolView } from './shared/messages';
+import { plural } from './shared/messages';
+import type { AskView, ChangedFile, PanelOp, QueuedPrompt, Row, ToolView } from './shared/messages';
 import type { EventPayload, Message, Part, ToolResultPart } from './wire';
 
 /** The user's text of a prompt, without the `<attached-file>` parts the server adds. */
@@ -38,6 +39,17 @@ function inputText(input: unknown): string {
 }
 
 export type OpListener = (op: PanelOp) => void;
+
+/** The user message a /compact leaves (server/agent/compaction.py `HEADER`): written by
+ * shiro-neko, not by the user, so never shown as the user's bubble. */
+const SUMMARY_HEADER = 'Summary of the conversation so far (the earlier messages were replaced by it with /compact):';
+
+/** A checkpoint as `shiro.checkpoints` lists it (only what the transcript needs). */
+export interface TurnFiles {
+  turnId: string;
+  prompt: string;
+  files: ChangedFile[];
+}
 
 /** The rows of messages shown folded (their ids prefixed so they never clash with the session's). */
 export function foldedRows(messages: Message[], prefix: string): Row[] {
@@ -142,9 +154,11 @@ export class SessionStore {
     return true;
   }
 
-  /** Queued prompts cleared by an abort. */
-  clearQueue(): void {
+  /** Queued prompts cleared by an abort; their texts, oldest first, go back to the input. */
+  clearQueue(): string[] {
+    const dropped = this.pending.filter((p) => p.turnId !== undefined).map((p) => p.text);
     this.pending = this.pending.filter((p) => p.turnId === undefined);
+    return dropped;
   }
 
   // -- events ---------------------------------------------------------------------------------
@@ -227,6 +241,8 @@ export class SessionStore {
             this.touch(row);
           }
         }
+        const files = (ev.files ?? []).map((f) => ({ path: f.path, change: f.change }));
+        if (files.length) this.turnChanged(ev.turnId, files);
         if (ev.status === 'error') this.add({ kind: 'error', text: ev.error || 'the turn failed' });
         else if (ev.status === 'aborted') this.add({ kind: 'notice', text: 'Stopped.' });
         this.busy = this.pending.some((p) => p.turnId !== undefined);
@@ -235,6 +251,25 @@ export class SessionStore {
       default:
         return false;
     }
+  }
+
+  /** A turn changed files: its user row offers "Restore checkpoint", and "N files changed" follows
+   * the answer. */
+  private turnChanged(turnId: string, files: ChangedFile[]): void {
+    const user = this.rows.find((r) => r.kind === 'user' && r.turnId === turnId);
+    if (user && !user.changed) {
+      user.changed = true;
+      this.touch(user);
+    }
+    this.add({ kind: 'changes', text: '', turnId, files });
+  }
+
+  /** "Undo" in a turn's summary put these files back. */
+  undone(turnId: string, paths: string[]): void {
+    const row = this.rows.find((r) => r.kind === 'changes' && r.turnId === turnId);
+    if (!row?.files) return;
+    row.files = row.files.map((f) => (paths.includes(f.path) ? { ...f, undone: true } : f));
+    this.touch(row);
   }
 
   private closeOpen(turnId: string): void {
@@ -263,17 +298,18 @@ export class SessionStore {
     return row;
   }
 
-  answered(toolCallId: string, decision: NonNullable<AskView['decision']>): void {
+  answered(toolCallId: string, decision: NonNullable<AskView['decision']>, reason?: string): void {
     const row = this.byCall.get(toolCallId);
     if (!row?.tool?.ask) return;
-    row.tool.ask = { ...row.tool.ask, decision };
+    row.tool.ask = { ...row.tool.ask, decision, ...(reason ? { reason } : {}) };
     this.touch(row);
   }
 
   // -- whole transcripts ---------------------------------------------------------------------
   /** Replaces everything with a resumed (or new, empty) session. `compacted`: what earlier
    * /compacts replaced (display only), each shown folded before what follows it. */
-  load(sessionId: string, title: string, messages: Message[], notice?: string, compacted: { messages?: Message[] }[] = []): void {
+  load(sessionId: string, title: string, messages: Message[], notice?: string, compacted: { messages?: Message[] }[] = [],
+    turns: TurnFiles[] = []): void {
     this.sessionId = sessionId;
     this.title = title;
     this.rows = [];
@@ -290,9 +326,10 @@ export class SessionStore {
         const folded = span.messages ?? [];
         if (!folded.length) return;
         const n = folded.length;
-        this.add({ kind: 'compacted', text: `${n} ${n === 1 ? 'message' : 'messages'} summarised`, folded: foldedRows(folded, `c${i}-`) });
+        this.add({ kind: 'compacted', text: `${plural(n, 'message')} summarised`, folded: foldedRows(folded, `c${i}-`) });
       });
       for (const message of messages) this.loadMessage(message);
+      this.tagTurns(turns);
       if (notice) this.add({ kind: 'notice', text: notice });
     } finally {
       this.listeners = silent;
@@ -301,21 +338,31 @@ export class SessionStore {
   }
 
   /** Gives loaded user rows their turn ids (a resumed transcript has none): each checkpoint's
-   *  prompt, oldest first, to the next user row with that text. */
-  tagTurns(checkpoints: { turnId: string; prompt: string }[]): void {
+   *  prompt, oldest first, to the next user row with that text; a turn that changed files gets its
+   *  "N files changed" row at its end (before the next user row). Called while loading (silent). */
+  private tagTurns(checkpoints: TurnFiles[]): void {
     let at = 0;
+    const inserts: { at: number; row: Row }[] = [];
     for (const c of checkpoints) {
       for (let i = at; i < this.rows.length; i++) {
         const row = this.rows[i];
         if (row.kind === 'user' && row.text === c.prompt) {
-          if (row.turnId !== c.turnId) {
-            row.turnId = c.turnId;
-            this.touch(row);
-          }
+          row.turnId = c.turnId;
+          row.changed = c.files.length > 0;
           at = i + 1;
+          if (c.files.length) {
+            let end = i + 1;
+            while (end < this.rows.length && this.rows[end].kind !== 'user') end += 1;
+            const files = c.files.map((f) => ({ path: f.path, change: f.change }));
+            inserts.push({ at: end, row: { id: this.newId('r'), rev: 1, kind: 'changes', text: '', turnId: c.turnId, files } });
+          }
           break;
         }
       }
+    }
+    for (const { at: index, row } of inserts.reverse()) {
+      this.rows.splice(index, 0, row);
+      this.byId.set(row.id, row);
     }
   }
 
@@ -326,8 +373,9 @@ export class SessionStore {
   private loadMessage(message: Message): void {
     if (message.role === 'user') {
       const { text, attachments } = userText(message.content);
-      // Summaries and nudges are user messages too; show every one (a compacted session starts so).
-      if (text || attachments.length) this.add({ kind: 'user', text, attachments });
+      // A /compact's summary (a compacted session starts with it) is shiro-neko's, not the user's.
+      if (text.startsWith(SUMMARY_HEADER)) this.add({ kind: 'summary', text: text.slice(SUMMARY_HEADER.length).trim() });
+      else if (text || attachments.length) this.add({ kind: 'user', text, attachments });
       return;
     }
     if (message.role === 'assistant') {

@@ -132,7 +132,7 @@ test('composer tokens: @ mentions, / commands, IME enter, line checks', () => {
   assert.deepEqual(filterSlash(SLASH_COMMANDS, 'm').map((c) => c.name), ['memory', 'mcp', 'compact', 'resume', 'stm']);
   assert.ok(isImeEnter({ isComposing: true }) && isImeEnter({ keyCode: 229 }) && !isImeEnter({ keyCode: 13 }));
   assert.ok(onFirstLine('a\nb', 1) && !onFirstLine('a\nb', 3));
-  assert.deepEqual(SLASH_COMMANDS.map((c) => c.name), ['compact', 'notes', 'todos', 'sessions', 'resume', 'save', 'memory', 'new', 'private', 'stm', 'mcp']);
+  assert.deepEqual(SLASH_COMMANDS.map((c) => c.name), ['compact', 'notes', 'todos', 'sessions', 'resume', 'save', 'memory', 'new', 'private', 'stm', 'mcp', 'rewind', 'cost', 'effort', 'help']);
 });
 
 test('short-term memory and MCP documents', () => {

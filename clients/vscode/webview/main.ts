@@ -36,6 +36,7 @@ const stopBtn = $<HTMLButtonElement>('stop');
 const busyEl = $<HTMLSpanElement>('busy');
 const jumpBtn = $<HTMLButtonElement>('jump');
 const announceEl = $<HTMLDivElement>('announce');
+const composerEl = $<HTMLElement>('composer');
 
 /** Figures the benchmark and the end-to-end test read from the page. */
 const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '', allRendered: '', behind: 0 };
@@ -131,7 +132,9 @@ async function restoreCheckpoint(turnId: string, rowEl: HTMLElement): Promise<vo
 
 const actions: RowActions = {
   restore: (turnId, row) => void restoreCheckpoint(turnId, row),
-  approve: (toolCallId, decision) => post({ t: 'approve', toolCallId, decision }),
+  approve: (toolCallId, decision, reason) => post({ t: 'approve', toolCallId, decision, ...(reason ? { reason } : {}) }),
+  openTurnDiff: (turnId, path) => void request({ m: 'turnDiff', p: { turnId, path } }).catch((err: Error) => announce(`No diff: ${err.message}`)),
+  undoFiles: (turnId, paths) => post({ t: 'undoFiles', turnId, paths }),
   openDiff: (toolCallId) => void request({ m: 'openDiff', p: { toolCallId } }),
   copy: (text) => void navigator.clipboard?.writeText(text).catch(() => undefined),
   expanded: (id) => expanded.has(id),
@@ -296,6 +299,12 @@ function flush(): void {
 }
 
 // -- follow mode ----------------------------------------------------------------------------
+// At the bottom the panel follows what arrives; scrolled up it stays where the user put it and
+// "Jump to latest" shows. Pinning once per patch was not enough (issue 41): a row that stops
+// streaming gets `content-visibility: auto` (panel.css) and is laid out at its 80 px placeholder
+// first, so the pin landed on a short page and the view then sat above the real bottom when the
+// row took its size (2,190 px of content read as 1,046; "Stopped." off screen after Esc). Every
+// change of the content's or the view's size pins again while following.
 let pinnedTop = -1;
 function pin(): void {
   if (!follow) return;
@@ -303,33 +312,50 @@ function pin(): void {
   pinnedTop = transcript.scrollTop;
 }
 
-// Only the user stops following (wheel, touch, keys, the scrollbar); reaching the bottom again
-// re-arms it. Layout shifts and our own pinning never turn it off.
+function setFollow(on: boolean): void {
+  follow = on;
+  jumpBtn.hidden = on;
+  // Just above the composer, whose height changes with queued prompts and attachments.
+  if (!on) jumpBtn.style.bottom = `${composerEl.offsetHeight + 8}px`;
+}
+
+new ResizeObserver(() => pin()).observe(rowsEl);
+new ResizeObserver(() => {
+  pin();
+  if (!follow) setFollow(false);
+}).observe(transcript);
+
+// Only the user stops following (wheel, touch, keys, the scrollbar); scrolling down to the bottom
+// again re-arms it. Layout shifts and our own pinning never turn it off. The intent counts, not
+// where the view is a frame later: a wheel scrolls smoothly, so one frame after it the view was
+// often still within the bottom margin, following stayed on and the next pin pulled the user
+// back down (issue 41: no "Jump to latest" while scrolled up).
 const atBottom = () => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
-const userScrolled = () => {
-  requestAnimationFrame(() => {
-    follow = atBottom();
-    jumpBtn.hidden = follow;
-  });
+const scrollable = () => transcript.scrollHeight > transcript.clientHeight + 1;
+const leave = () => {
+  if (scrollable()) setFollow(false);
 };
-transcript.addEventListener('wheel', (e) => (e.deltaY < 0 ? userScrolled() : undefined), { passive: true });
-transcript.addEventListener('touchmove', userScrolled, { passive: true });
+let lastTop = 0;
+let dragging = false;
+transcript.addEventListener('wheel', (e) => (e.deltaY < 0 ? leave() : undefined), { passive: true });
+transcript.addEventListener('touchmove', () => requestAnimationFrame(() => setFollow(atBottom())), { passive: true });
 transcript.addEventListener('keydown', (e) => {
-  if (['PageUp', 'Home', 'ArrowUp'].includes(e.key)) userScrolled();
+  if (['PageUp', 'Home', 'ArrowUp'].includes(e.key) && !(e.target as HTMLElement).closest('textarea')) leave();
 });
 transcript.addEventListener('mousedown', (e) => {
-  if (e.target === transcript) userScrolled(); // the scrollbar
+  if (e.target === transcript) dragging = true; // the scrollbar
 });
+window.addEventListener('mouseup', () => (dragging = false));
 transcript.addEventListener('scroll', () => {
-  if (Math.abs(transcript.scrollTop - pinnedTop) < 2) return; // our own scroll
-  if (!follow && atBottom()) {
-    follow = true;
-    jumpBtn.hidden = true;
-  }
+  const top = transcript.scrollTop;
+  const down = top > lastTop;
+  lastTop = top;
+  if (Math.abs(top - pinnedTop) < 2) return; // our own scroll
+  if (dragging) setFollow(atBottom());
+  else if (!follow && down && atBottom()) setFollow(true);
 });
 jumpBtn.addEventListener('click', () => {
-  follow = true;
-  jumpBtn.hidden = true;
+  setFollow(true);
   pin();
   input.focus();
 });
@@ -548,8 +574,7 @@ function submit(): void {
   autosize();
   closePopup();
   save();
-  follow = true;
-  jumpBtn.hidden = true;
+  setFollow(true);
   pin();
 }
 
@@ -624,7 +649,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       for (const row of msg.rows.slice(first)) upsert(row);
       renderQueue(msg.queue);
       setBusy(msg.busy);
-      follow = true;
+      setFollow(true);
       // The mark is "resume:<host Date.now() when the resume was sent>": same clock, same machine.
       const sentAt = Number(msg.mark?.split(':')[1]);
       const figure = (rows: number) => {
@@ -684,6 +709,17 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       waiting.get(msg.rid)?.(msg);
       waiting.delete(msg.rid);
       return;
+    case 'giveBack': {
+      // Esc stopped the turn: the prompts queued behind it come back to the input, above what
+      // was typed since, to be sent again or edited.
+      input.value = [...msg.texts, input.value].filter((t) => t.trim()).join('\n');
+      input.setSelectionRange(input.value.length, input.value.length);
+      autosize();
+      save();
+      input.focus();
+      announce(`${msg.texts.length === 1 ? 'The queued prompt is' : 'The queued prompts are'} back in the input`);
+      return;
+    }
     case 'command':
       if (msg.name === 'insert' && msg.text) {
         const pos = input.selectionStart ?? input.value.length;

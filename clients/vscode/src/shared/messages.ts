@@ -3,9 +3,22 @@
 
 export const PANEL_PROTOCOL_VERSION = 1;
 
+/** "1 message", "2 messages": a count with its noun. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}
+
 /** `compacted`: the messages a /compact replaced, folded under "N messages summarised" (its
  * `folded` rows are rendered when the user opens it). */
-export type RowKind = 'user' | 'assistant' | 'reasoning' | 'tool' | 'notice' | 'error' | 'compacted';
+export type RowKind = 'user' | 'assistant' | 'reasoning' | 'tool' | 'notice' | 'error' | 'compacted' | 'summary' | 'changes';
+
+/** One file a turn changed (`TurnEndEvent.files`, a checkpoint's `files`); `undone` once the
+ * user put it back from the "N files changed" summary. */
+export interface ChangedFile {
+  path: string;
+  change: 'added' | 'modified' | 'deleted';
+  undone?: boolean;
+}
 
 export interface AskView {
   title: string;
@@ -13,10 +26,17 @@ export interface AskView {
   hasDiff: boolean;
   /** "+12 −3" for an edit. */
   stats?: string;
-  /** The first hunk of the edit, as unified-diff lines. */
+  /** The edit as unified-diff lines (the server's `ApproveParams.diff`, capped; else the first
+   * hunk computed here). */
   hunk?: string[];
+  /** The whole diff's line count when `hunk` shows only part of it. */
+  diffLines?: number;
+  /** A command call's exact command line, shown as code. */
+  command?: string;
   /** Set once answered (or cancelled by the server). */
   decision?: 'allow' | 'always' | 'deny' | 'cancelled';
+  /** The reason the user gave with a denial. */
+  reason?: string;
 }
 
 export interface ToolView {
@@ -43,8 +63,12 @@ export interface Row {
   tool?: ToolView;
   /** For `compacted`: the rows it folds, oldest first. */
   folded?: Row[];
-  /** A user row's turn: "Restore checkpoint" rewinds to before it. */
+  /** A user row's turn: "Restore checkpoint" rewinds to before it; a `changes` row's turn. */
   turnId?: string;
+  /** A user row: its turn changed files (only then is "Restore checkpoint" offered). */
+  changed?: boolean;
+  /** A `changes` row: the files its turn changed. */
+  files?: ChangedFile[];
 }
 
 /** What "Restore checkpoint" shows before it asks: the files it will change. */
@@ -88,14 +112,17 @@ export type HostToWebview =
   | { t: 'busy'; busy: boolean }
   | { t: 'history'; prompts: string[] }
   | { t: 'reply'; rid: number; ok: boolean; result?: unknown; error?: string }
-  | { t: 'command'; name: 'focusInput' | 'insert'; text?: string; attach?: string[] };
+  | { t: 'command'; name: 'focusInput' | 'insert'; text?: string; attach?: string[] }
+  /** Esc stopped the turn: the prompts that were queued behind it, back in the input. */
+  | { t: 'giveBack'; texts: string[] };
 
 export type WebviewRequest =
   | { m: 'files'; p: { query: string } }
   | { m: 'openDiff'; p: { toolCallId: string } }
   | { m: 'openLink'; p: { href: string } }
   | { m: 'row'; p: { id: string } }
-  | { m: 'checkpoint'; p: { turnId: string } };
+  | { m: 'checkpoint'; p: { turnId: string } }
+  | { m: 'turnDiff'; p: { turnId: string; path: string } };
 
 export type WebviewToHost =
   | { t: 'ready'; v: number }
@@ -103,10 +130,12 @@ export type WebviewToHost =
   | { t: 'slash'; name: string; arg: string }
   | { t: 'abort' }
   | { t: 'unqueue'; key: string }
-  | { t: 'approve'; toolCallId: string; decision: 'allow' | 'always' | 'deny' }
+  | { t: 'approve'; toolCallId: string; decision: 'allow' | 'always' | 'deny'; reason?: string }
   | { t: 'loadOlder'; beforeId: string }
   | { t: 'rendered'; mark: string; ms: number; rows: number }
   | { t: 'rewind'; turnId: string; conversation: boolean }
+  /** "Undo" in a turn's "N files changed": these files back as they were before the turn. */
+  | { t: 'undoFiles'; turnId: string; paths: string[] }
   | ({ t: 'req'; rid: number } & WebviewRequest);
 
 /** Every slash command the panel completes; each runs the palette command of the same name. */
@@ -122,7 +151,15 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'private', hint: '', description: 'Start a new private chat (its short-term memory stays out of other sessions)' },
   { name: 'stm', hint: '[clear]', description: 'Show (or clear) the short-term memory the next turn is told' },
   { name: 'mcp', hint: '', description: 'Show the MCP servers and their tools' },
+  { name: 'rewind', hint: '', description: 'Go back to before a message: pick one, then files and/or conversation' },
+  { name: 'cost', hint: '', description: 'Show the tokens and the cost of this session' },
+  { name: 'effort', hint: '[minimal|low|medium|high|default]', description: 'Show or set the reasoning effort' },
+  { name: 'help', hint: '', description: 'List the commands and keys of this panel' },
 ];
+
+/** Limits of what the webview may send (it is untrusted): a reason, a path list. */
+const MAX_REASON = 2000;
+const MAX_PATHS = 500;
 
 /** The host treats every webview message as untrusted: this checks its shape. */
 export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
@@ -142,14 +179,19 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
     case 'unqueue':
       return str('key') ? (m as unknown as WebviewToHost) : null;
     case 'approve':
-      return str('toolCallId') && (m.decision === 'allow' || m.decision === 'always' || m.decision === 'deny')
-        ? (m as unknown as WebviewToHost) : null;
+      if (!str('toolCallId') || !(m.decision === 'allow' || m.decision === 'always' || m.decision === 'deny')) return null;
+      if (m.reason !== undefined && (m.decision !== 'deny' || typeof m.reason !== 'string' || m.reason.length > MAX_REASON)) return null;
+      return m as unknown as WebviewToHost;
     case 'loadOlder':
       return str('beforeId') ? (m as unknown as WebviewToHost) : null;
     case 'rendered':
       return str('mark') && typeof m.ms === 'number' ? (m as unknown as WebviewToHost) : null;
     case 'rewind':
       return str('turnId') && typeof m.conversation === 'boolean' ? (m as unknown as WebviewToHost) : null;
+    case 'undoFiles':
+      return str('turnId') && Array.isArray(m.paths) && m.paths.length > 0 && m.paths.length <= MAX_PATHS &&
+        m.paths.every((p) => typeof p === 'string' && p.length > 0)
+        ? (m as unknown as WebviewToHost) : null;
     case 'req': {
       if (typeof m.rid !== 'number' || !m.p || typeof m.p !== 'object') return null;
       const p = m.p as Record<string, unknown>;
@@ -158,7 +200,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
         (m.m === 'openDiff' && typeof p.toolCallId === 'string') ||
         (m.m === 'openLink' && typeof p.href === 'string') ||
         (m.m === 'row' && typeof p.id === 'string') ||
-        (m.m === 'checkpoint' && typeof p.turnId === 'string');
+        (m.m === 'checkpoint' && typeof p.turnId === 'string') ||
+        (m.m === 'turnDiff' && typeof p.turnId === 'string' && typeof p.path === 'string');
       return ok ? (m as unknown as WebviewToHost) : null;
     }
     default:

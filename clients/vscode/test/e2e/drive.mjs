@@ -150,6 +150,49 @@ async function layout(frame, what) {
   return l;
 }
 
+
+/** Where the transcript is scrolled, and whether a row's bottom is on screen (issue 41: the
+ * panel jumped up when a turn ended, "Stopped." was off screen after Esc). Read after the layout
+ * settled: a frame and a moment more. */
+async function scrollState(frame, what, selector) {
+  await page.waitForTimeout(1000);
+  const s = await frame.evaluate((sel) => {
+    const t = document.getElementById('transcript');
+    const box = t.getBoundingClientRect();
+    const rows = [...document.querySelectorAll(sel ?? '#rows .row')];
+    const last = rows[rows.length - 1];
+    const r = last?.getBoundingClientRect();
+    return {
+      scrollTop: Math.round(t.scrollTop), scrollHeight: t.scrollHeight, clientHeight: t.clientHeight,
+      gap: Math.round(t.scrollHeight - t.scrollTop - t.clientHeight),
+      lastVisible: !!r && r.bottom <= box.bottom + 1 && r.bottom > box.top,
+      lastText: last?.innerText.slice(0, 80) ?? '',
+      jump: !document.getElementById('jump').hidden,
+    };
+  }, selector);
+  s.what = what;
+  (out.scroll ??= []).push(s);
+  step(`scroll: ${what} (gap ${s.gap}, top ${s.scrollTop}, jump ${s.jump})`);
+  return s;
+}
+
+/** The open approval card at 300 px: its diff lines and whether any is cut, the raw arguments
+ * shown or folded, the summary's text as shown, the command as code (issue 41). */
+const askDetails = (frame) => frame.$eval('#rows .tool.asking', (c) => {
+  const pre = c.querySelector('pre.hunk');
+  const summary = c.querySelector('.tool-summary');
+  return {
+    lines: [...c.querySelectorAll('.hunk-line')].map((l) => ({ cls: l.className, text: l.textContent })),
+    linesCut: pre ? pre.scrollWidth > pre.clientWidth + 1 : false,
+    rawShown: [...c.querySelectorAll('pre.tool-io')].some((p) => p.checkVisibility()),
+    summaryCut: summary ? summary.scrollWidth > summary.clientWidth + 1 : false,
+    summary: summary?.textContent ?? '',
+    command: c.querySelector('pre.ask-command code')?.textContent ?? null,
+    commandTag: c.querySelector('pre.ask-command code')?.tagName ?? null,
+    buttons: [...c.querySelectorAll('.ask-buttons button')].map((b) => b.textContent.trim()),
+  };
+});
+
 const rowsText = (frame) => frame.$$eval('#rows .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
 
 /** The Tasks view when the session has none: its message and the container's badge. */
@@ -263,6 +306,7 @@ async function mainScenario() {
 
   await frame.waitForSelector('#rows .tool.asking', { timeout: T });
   out.askCard = await frame.$eval('#rows .tool.asking', (c) => c.innerText);
+  out.askDetails = await askDetails(frame);
   await layout(frame, 'approval open, dark');
   await shot('02-approval-card', 'an edit waiting for approval: the tool card with its first hunk and Allow / Always allow / Deny / Show diff');
   await frame.locator('#rows .tool.asking button', { hasText: 'Show diff' }).click();
@@ -278,6 +322,26 @@ async function mainScenario() {
   out.diffClosed = !(await page.$('.monaco-diff-editor'));
   await layout(frame, 'turn finished, dark');
   step('turn finished');
+  await scrollState(frame, 'turn end, dark');
+  await shot('15-dark-turn-end', 'dark theme, 300 px: the turn just ended; the panel stays at the bottom (the last answer and "1 file changed" on screen)');
+  // The wide table scrolls in its own box: its last column can be brought into view.
+  out.table = await frame.$eval('#rows .row.assistant .table-wrap', (w) => {
+    const before = { scrollWidth: w.scrollWidth, clientWidth: w.clientWidth };
+    w.scrollLeft = w.scrollWidth;
+    const last = [...w.querySelectorAll('th')].pop().getBoundingClientRect();
+    const box = w.getBoundingClientRect();
+    const shown = last.right <= box.right + 1 && last.left >= box.left - 1;
+    w.scrollLeft = 0;
+    return { ...before, lastColumnReachable: shown, lastHeader: [...w.querySelectorAll('th')].pop().textContent };
+  }).catch((err) => ({ error: String(err) }));
+  // "1 file changed" under the answer: the file's diff opens in VS Code's diff editor.
+  out.changesCard = await frame.$eval('#rows .row.changes', (r) => r.innerText).catch(() => '');
+  await frame.locator('#rows .row.changes .change-open').first().click();
+  await page.waitForSelector('.monaco-diff-editor', { timeout: T });
+  await page.waitForTimeout(800);
+  out.turnDiffTabs = await page.$$eval('.tabs-container .tab', (tabs) => tabs.map((t) => t.getAttribute('aria-label') ?? t.innerText));
+  await shot('18-dark-turn-diff', 'dark theme: "1 file changed" under the answer, its file opened in the diff editor (before the turn | now)');
+  await palette('View: Close All Editors');
 
   // Restore checkpoint on the first message: the dialog previews the files, "Files only" restores
   // hello.py and keeps the conversation.
@@ -297,6 +361,11 @@ async function mainScenario() {
   await input.pressSequentially('/co');
   await frame.waitForSelector('#popup:not([hidden]) .option', { timeout: T });
   out.slashOptions = await frame.$$eval('#popup .option-label', (o) => o.map((e) => e.textContent));
+  await input.press('Escape');
+  await input.fill('');
+  await input.pressSequentially('/');
+  await frame.waitForSelector('#popup:not([hidden]) .option', { timeout: T });
+  out.allSlash = await frame.$$eval('#popup .option-label', (o) => o.map((e) => e.textContent));
   await input.press('Escape');
   await input.fill('');
   await input.pressSequentially('look at @hel');
@@ -374,16 +443,59 @@ async function mainScenario() {
   await shot('11-light-mid-turn', 'light theme, a turn running with a prompt queued: the same type and colours as before it, nothing off-screen');
   void idleLight;
   out.queuedChips = await frame.$$eval('#queue .queued-text', (c) => c.map((e) => e.textContent));
+  // Scrolled up while it streams: the view stays where the user put it, "Jump to latest" shows.
+  await frame.waitForFunction(() => {
+    const t = document.getElementById('transcript');
+    return t.scrollHeight > t.clientHeight + 400;
+  }, null, { timeout: T });
+  await frame.locator('#transcript').hover();
+  await page.mouse.wheel(0, -400);
+  const up = await scrollState(frame, 'scrolled up mid-turn, light');
+  await page.waitForTimeout(1500);
+  await scrollState(frame, 'still scrolled up 1.5 s later, light');
+  out.scrolledUpDrift = Math.abs((await frame.$eval('#transcript', (t) => t.scrollTop)) - up.scrollTop);
+  await shot('16-light-scrolled-up', 'light theme: scrolled up while the answer streams: the view stays put and "Jump to latest" shows');
+  if (up.jump) await frame.locator('#jump').click();
+  await scrollState(frame, 'after Jump to latest, light');
   await frame.locator('#input').press('Escape');
   await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true && !document.querySelector('#queue .queued'), null, { timeout: T });
+  await scrollState(frame, 'after Esc, light');
+  await shot('17-light-after-esc', 'light theme: Esc stopped the turn: "Stopped." on screen at the bottom, the queued prompt back in the input');
   await page.waitForTimeout(1500); // a queued prompt that survived would start a turn now
   out.afterAbort = { busy: await frame.$eval('#busy', (b) => !b.hidden), queued: await frame.$$eval('#queue .queued', (q) => q.length),
-    rows: await rowsText(frame) };
+    rows: await rowsText(frame), input: await frame.$eval('#input', (i) => i.value) };
   step('queued, then aborted with Esc');
 
-  // 7. A click on the context gauge runs /compact.
+  // A turn that ends while the user is scrolled up: the view stays where it was.
+  await send(frame, config.readPrompt);
+  await frame.waitForFunction(() => {
+    const t = document.getElementById('transcript');
+    return document.querySelector('#rows .row.assistant.streaming') && t.scrollHeight > t.clientHeight + 400;
+  }, null, { timeout: T });
+  await frame.locator('#transcript').hover();
+  await page.mouse.wheel(0, -300);
+  const held = await scrollState(frame, 'scrolled up before the turn ends, light');
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true, null, { timeout: T });
+  const ended = await scrollState(frame, 'turn ended while scrolled up, light');
+  out.turnEndDrift = Math.abs(ended.scrollTop - held.scrollTop);
+  await shot('19-light-turn-end-scrolled-up', 'light theme: the turn ended while the user was scrolled up: the view stayed, "Jump to latest" shows');
+  await frame.locator('#jump').click();
+  await scrollState(frame, 'after Jump to latest at the end, light');
+
+  // 7. A click on the context gauge explains it; "Compact now…" asks first, then compacts.
   const compacted = await frame.$$eval('#rows .row.notice', (n) => n.filter((e) => e.textContent.includes('Compacted:')).length);
   await page.locator('.part.statusbar [aria-label^="shiro-neko context"]').first().click();
+  await page.waitForSelector('.quick-input-widget .monaco-list-row', { timeout: T });
+  await page.waitForTimeout(400);
+  out.gaugeExplained = await page.$$eval('.quick-input-widget .monaco-list-row', (rows) => rows.map((r) => r.innerText.replace(/\s+/g, ' ').trim()));
+  out.gaugeTitle = await page.$eval('.quick-input-widget .quick-input-title', (t) => t.textContent).catch(() => '');
+  out.compactsOnClick = (await frame.$$eval('#rows .row.notice', (n) => n.filter((e) => e.textContent.includes('Compacted:')).length)) > compacted;
+  await shot('20-gauge-explained', 'a click on the context gauge: tokens used, the threshold, the context window, and "Compact now…"');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Compact now' }).first().click();
+  await page.waitForSelector('.monaco-dialog-box', { timeout: T });
+  out.compactConfirm = await page.$eval('.monaco-dialog-box', (d) => d.innerText);
+  await shot('21-compact-confirm', '"Compact now…" asks first: what compaction does, and that it cannot be undone');
+  await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Compact' }).first().click();
   await frame.waitForFunction((n) => [...document.querySelectorAll('#rows .row.notice')].filter((e) => e.textContent.includes('Compacted:')).length > n, compacted, { timeout: T });
   out.gaugeCompacted = true;
   step('compacted from the gauge');
@@ -400,6 +512,40 @@ async function mainScenario() {
   await palette('Shiro Neko: New Private Chat');
   await frame.waitForFunction(() => document.querySelector('#rows')?.innerText.includes('Private chat'), null, { timeout: T });
   out.privateChat = await rowsText(frame);
+
+  // 10. A command card (the command as code) denied with a reason; a new file allowed; its "Undo".
+  await send(frame, config.filePrompt);
+  await frame.waitForSelector('#rows .tool.asking', { timeout: T });
+  out.commandAsk = await askDetails(frame);
+  await shot('22-light-command-card', 'light theme: a command waiting for approval, shown as code, with "Deny with reason…"');
+  await frame.locator('#rows .tool.asking button', { hasText: 'Deny with reason' }).click();
+  await frame.locator('#rows .tool.asking textarea.deny-reason-input').fill(config.denyReason);
+  await shot('23-light-deny-reason', 'light theme: "Deny with reason…" open: the reason goes to the model');
+  await frame.locator('#rows .tool.asking textarea.deny-reason-input').press('Enter');
+  await frame.waitForSelector('#rows .tool.asking .hunk-line', { timeout: T });
+  out.writeAsk = await askDetails(frame);
+  await shot('24-light-write-card', 'light theme: a new file waiting for approval: its diff inline and coloured, the raw arguments folded');
+  await frame.locator('#rows .tool.asking button', { hasText: 'Allow' }).first().click();
+  await frame.waitForSelector('#rows .row.changes', { timeout: T });
+  await frame.waitForFunction(() => document.querySelector('#busy')?.hidden === true, null, { timeout: T });
+  out.lightChanges = await frame.$eval('#rows .row.changes', (r) => r.innerText);
+  out.denials = await frame.$$eval('#rows .tool .ask-decision', (d) => d.map((e) => e.textContent));
+  await scrollState(frame, 'turn with a new file ended, light');
+  await shot('25-light-files-changed', 'light theme: "1 file changed" under the answer, with Undo and Undo all');
+  await frame.locator('#rows .row.changes .change-undo').first().click();
+  await frame.waitForSelector('#rows .row.changes .change-file.undone', { timeout: T });
+  out.afterUndo = await rowsText(frame);
+  await shot('26-light-undone', 'light theme: the file undone: struck through in the summary, a notice says what was put back');
+
+  // 11. A normal restart of the server is not an error in its log.
+  await palette('Shiro Neko: Restart Language Server');
+  await page.waitForSelector('.part.statusbar [aria-label^="shiro-neko context"]', { timeout: T });
+  await page.waitForTimeout(2000);
+  await palette('Shiro Neko: Show Server Log');
+  await page.waitForSelector('.part.panel .output-view .view-lines, .part.panel .view-lines', { timeout: T });
+  await page.waitForTimeout(1000);
+  out.serverLog = await page.$eval('.part.panel', (p) => p.innerText).catch(() => '');
+  await shot('27-server-log-after-restart', 'the server log after a restart: the exit is information, not an error');
 
   const blank = out.shots['00-blank-workbench'].path;
   for (const [name, s] of Object.entries(out.shots)) if (name !== '00-blank-workbench') s.diffFromBlank = await pixelDiff(blank, s.path);
