@@ -86,8 +86,8 @@ class SessionsFeature:
         return state
 
     def changed(self, session: AgentSession, turn_ended: bool) -> None:
-        if not session.messages:
-            return
+        if not session.messages and not session.created_at:
+            return  # never had a message: nothing to write (one cut to none is, see save)
         if not session.created_at:
             session.created_at = iso_utc()
         state = self._state(session)
@@ -130,10 +130,11 @@ class SessionsFeature:
         state.first_change = None
 
     async def save(self, session: AgentSession) -> Path | None:
-        """Write the session now (in the writer thread); None when it has no messages."""
+        """Write the session now (in the writer thread); None when nothing was written: it never
+        had a message (one rewound to none is written, if it was before: SessionStore.save)."""
         state = self._state(session)
         self._stop_timer(state)
-        if not session.messages:
+        if not session.messages and not session.created_at:
             return None
         async with state.lock:
             state.waiter = None  # the snapshot is taken now: a change from here on queues again
@@ -199,7 +200,7 @@ class SessionsFeature:
         if not session.messages:
             return SaveResult(saved=False, messageCount=0, reason="the session has no messages, so nothing was written")
         path = await self.save(session)
-        return SaveResult(saved=path is not None, messageCount=len(session.messages), path=str(path))
+        return SaveResult(saved=path is not None, messageCount=len(shown(session.messages)), path=str(path))
 
     async def list_saved(self, workspace: Workspace, limit: int) -> SessionsResult:
         if limit < 1:
@@ -282,9 +283,12 @@ class SessionsFeature:
     # -- shutdown -------------------------------------------------------------------------
     def goodbye_lines(self, session: AgentSession) -> str:
         if not session.messages:
+            if session.created_at and self.store.path(session.id).exists():
+                # Rewound to its start: the record holds no messages now (its rewind can be undone).
+                return "Saved 0 messages: the conversation was rewound to its start."
             return NEVER_WRITTEN
         hint = self.store.resume_hint(session.id)
-        count = len(session.messages)
+        count = len(shown(session.messages))  # the dialogue: context messages are the model's
         return (
             f'Saved {count} message{"s" if count != 1 else ""}: "{make_title(session.title)}"\n\n'
             "Resume it with:\n" + "\n".join(f"  {line}" for line in self.resume_lines(hint))
@@ -299,7 +303,7 @@ class SessionsFeature:
         failed: dict[str, str] = {}
         for session in self.registry.all():
             state = self._states.get(session.id)
-            if session.messages and (id(session) in current or (state is not None and state.dirty)):
+            if (session.messages or session.created_at) and (id(session) in current or (state is not None and state.dirty)):
                 try:
                     self._writer.submit(self._save_owned, to_record(session, model)).result()
                 except StateError as exc:

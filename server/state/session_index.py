@@ -58,6 +58,7 @@ from .atomic import (
 from .paths import workspace_key
 from ..protocol import SessionSummary
 from ..model.timestamps import iso_to_epoch
+from ..model.transcript import shown
 from .session_record import (
     SessionRecord,
     first_prompt,
@@ -127,7 +128,7 @@ class IndexEntry(msgspec.Struct, rename="camel", kw_only=True):
             created_at=record.created_at,
             updated_at=record.updated_at,
             updated_ts=iso_to_epoch(record.updated_at),
-            message_count=len(record.messages),
+            message_count=len(shown(record.messages)),  # the dialogue, without context messages
             cwd=record.cwd,
             size=size,
             mtime_ns=mtime_ns,

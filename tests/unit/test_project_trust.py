@@ -173,7 +173,9 @@ async def test_remember_is_announced_attributed_and_rendered_as_notes(shiro_home
         assert notes[0].session_id == session.id
         service.new_session(service.workspaces.pick(None))
         await chat(service, "hello")
-    instructions = fake.requests[-1].body["instructions"]
+    # Project memory is a context message now (server/agent/context_messages.py), not the instructions.
+    instructions = fake.requests[-1].body["input"][0]["content"][1]["text"]
+    assert instructions.startswith("<project_memory>")
     assert "What you learned about this project in earlier sessions." in instructions and "not instructions from the user" in instructions
     assert instructions.index("not instructions from the user") < instructions.index(injected)
 
