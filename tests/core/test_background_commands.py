@@ -232,3 +232,28 @@ async def test_a_widened_path_never_opens_the_hidden_state(shiro_home: Path, fak
         [run] = _results(h, result["turnId"])
         assert "secret-state" not in run["output"].split("\n", 1)[1].replace(f"{shiro_home}/secret-state.txt", "")
         assert "No such file" in run["output"]
+
+
+@needs_sandbox
+async def test_network_for_one_call(shiro_home: Path, fake: Any, workspace: Path) -> None:
+    """`network: true` shares the host's network with that call alone: a listener on the host's
+    loopback is out of reach of a plain sandboxed command, reached by the widened one."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+    connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    try:
+        async with service_harness(fake, shiro_home, workspace, approvals="auto") as h:
+            h.fake.script(Reply(calls=[Call("run_command", {"command": connect}, "plain"),
+                                       Call("run_command", {"command": connect, "network": True, "reason": "reach the host"}, "net")]),
+                          Reply(text="ok"))
+            result = await h.chat("connect")
+            plain, net = _results(h, result["turnId"])
+            assert "connected" not in plain["output"].split("\n", 1)[1]
+            assert net["output"].startswith("exit code 0") and "connected" in net["output"], net["output"]
+            assert [name for name, _ in h.sink.asked] == ["run_command"]
+    finally:
+        listener.close()

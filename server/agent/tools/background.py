@@ -200,8 +200,9 @@ class BackgroundCommands:
 
     async def close(self) -> None:
         """Stop every command and delete the output files (the session ended, the server stops)."""
-        for command in list(self.commands.values()):
-            await self.stop(command)
+        commands = list(self.commands.values())
+        await asyncio.gather(*(self.stop(c) for c in commands))  # their grace periods run together
+        for command in commands:
             command.log.close()
         self.commands.clear()
         await asyncio.to_thread(remove_output, self.session_id)

@@ -255,6 +255,6 @@ def web_fetch_tool(domains: tuple[str, ...], *, resolve: Resolver = system_resol
         run=run,
         approval="command",
         summary=lambda args: f"fetch {args.get('url', '')}",
-        always_ask=lambda args: None if unasked(args) else "a web fetch",
+        always_ask=lambda args: None if unasked(args) else "a host not in webFetchAllowedDomains",
         unasked=unasked,
     )
