@@ -165,3 +165,40 @@ def test_a_project_file_cannot_allow_domains_before_trust() -> None:
 
     view = project_view({"webFetchAllowedDomains": ["attacker.example"]})
     assert view.safe == {} and view.held == ["webFetchAllowedDomains"]
+
+
+def _certificate(folder: Path, name: str) -> tuple[Path, Path]:
+    import subprocess
+
+    key, cert = folder / f"{name}.key", folder / f"{name}.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name}"],
+                   check=True, capture_output=True)
+    return key, cert
+
+
+@pytest.mark.parametrize("served_as", ["docs.example.test", "other.example.test"])
+async def test_https_checks_the_certificate_against_the_name_not_the_address(tmp_path: Path, served_as: str) -> None:
+    """The connection goes to the checked address, yet TLS still verifies the certificate for the
+    host in the URL (the server name sent is the host): a certificate for another name fails."""
+    import ssl
+
+    key, cert = _certificate(tmp_path, served_as)
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(cert, key)
+    _Handler.hosts = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.socket = server_context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        tool = web_fetch_tool((), resolve=_resolve, allow=_local_too, verify=trusted)
+        result = await run_tool(tool, DiskToolHost(tmp_path), {"url": f"https://docs.example.test:{httpd.server_address[1]}/page"})
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    if served_as == "docs.example.test":
+        assert not result.is_error and "# Title" in result.output, result.output
+    else:
+        assert result.is_error and "CERTIFICATE_VERIFY_FAILED" in result.output and "docs.example.test" in result.output, result.output

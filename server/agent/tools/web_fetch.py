@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 from urllib.parse import urljoin, urlsplit
@@ -193,12 +194,13 @@ async def _fetch_once(client: Any, target: _Target, address: str) -> tuple[int, 
 
 
 async def fetch(url: str, max_chars: int, *, approved_host: str, domains: tuple[str, ...],
-                resolve: Resolver = system_resolve, allow: Callable[[Address], bool] = public_address) -> ToolResult:
+                resolve: Resolver = system_resolve, allow: Callable[[Address], bool] = public_address,
+                verify: ssl.SSLContext | None = None) -> ToolResult:
     import httpx2  # noqa: PLC0415 - the SDK's client; imported on the first fetch only
 
     target = parse_url(url)
     async with httpx2.AsyncClient(
-        follow_redirects=False, trust_env=False, timeout=httpx2.Timeout(TIMEOUT_S),
+        follow_redirects=False, trust_env=False, timeout=httpx2.Timeout(TIMEOUT_S), verify=verify or True,
         headers={"User-Agent": "shiro-neko web_fetch", "Accept": "text/html, text/*;q=0.9, */*;q=0.5"},
     ) as client:
         try:
@@ -229,13 +231,15 @@ async def fetch(url: str, max_chars: int, *, approved_host: str, domains: tuple[
 
 
 def web_fetch_tool(domains: tuple[str, ...], *, resolve: Resolver = system_resolve,
-                   allow: Callable[[Address], bool] = public_address) -> Tool:
-    """web_fetch with the user's `webFetchAllowedDomains`; `resolve` and `allow` are for tests."""
+                   allow: Callable[[Address], bool] = public_address, verify: ssl.SSLContext | None = None) -> Tool:
+    """web_fetch with the user's `webFetchAllowedDomains`; `resolve`, `allow` and `verify` (the
+    certificates trusted; default the system's) are for tests."""
 
     async def run(host: ToolHost, args: WebFetchArgs) -> ToolResult:
         max_chars = DEFAULT_CHARS if isinstance(args.max_chars, UnsetType) else args.max_chars
         approved = parse_url(args.url).host
-        return await fetch(args.url, max_chars, approved_host=approved, domains=domains, resolve=resolve, allow=allow)
+        return await fetch(args.url, max_chars, approved_host=approved, domains=domains, resolve=resolve, allow=allow,
+                           verify=verify)
 
     def unasked(args: dict[str, Any]) -> bool:
         try:
