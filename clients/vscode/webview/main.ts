@@ -118,7 +118,11 @@ async function restoreCheckpoint(turnId: string, rowEl: HTMLElement): Promise<vo
     if (primary) b.className = 'primary';
     b.addEventListener('click', () => {
       dialog.remove();
-      if (conversation !== null) post({ t: 'rewind', turnId, conversation });
+      if (conversation === null) return;
+      post({ t: 'rewind', turnId, conversation });
+      // What it restored is said at the bottom: follow there, as after sending a prompt.
+      setFollow(true);
+      pin();
     });
     buttons.appendChild(b);
     return b;
@@ -306,10 +310,12 @@ function flush(): void {
 // row took its size (2,190 px of content read as 1,046; "Stopped." off screen after Esc). Every
 // change of the content's or the view's size pins again while following.
 let pinnedTop = -1;
+let pinnedHeight = 0;
 function pin(): void {
   if (!follow) return;
   transcript.scrollTop = transcript.scrollHeight;
   pinnedTop = transcript.scrollTop;
+  pinnedHeight = transcript.scrollHeight;
 }
 
 function setFollow(on: boolean): void {
@@ -325,34 +331,31 @@ new ResizeObserver(() => {
   if (!follow) setFollow(false);
 }).observe(transcript);
 
-// Only the user stops following (wheel, touch, keys, the scrollbar); scrolling down to the bottom
-// again re-arms it. Layout shifts and our own pinning never turn it off. The intent counts, not
-// where the view is a frame later: a wheel scrolls smoothly, so one frame after it the view was
-// often still within the bottom margin, following stayed on and the next pin pulled the user
-// back down (issue 41: no "Jump to latest" while scrolled up).
+// Only the user stops following (wheel, touch, keys, the scrollbar, focus moving to a control
+// above); scrolling down to the bottom again re-arms it. Layout shifts and our own pinning never
+// turn it off: a scroll that leaves the bottom while the content did not shrink is the user's
+// (a shrink clamps the view, and the next pin puts it back). A wheel up leaves at once: it
+// scrolls smoothly, so a frame later the view was often still within the bottom margin and the
+// next pin pulled the user back down (issue 41: no "Jump to latest" while scrolled up).
 const atBottom = () => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
 const scrollable = () => transcript.scrollHeight > transcript.clientHeight + 1;
 const leave = () => {
   if (scrollable()) setFollow(false);
 };
 let lastTop = 0;
-let dragging = false;
 transcript.addEventListener('wheel', (e) => (e.deltaY < 0 ? leave() : undefined), { passive: true });
 transcript.addEventListener('touchmove', () => requestAnimationFrame(() => setFollow(atBottom())), { passive: true });
 transcript.addEventListener('keydown', (e) => {
   if (['PageUp', 'Home', 'ArrowUp'].includes(e.key) && !(e.target as HTMLElement).closest('textarea')) leave();
 });
-transcript.addEventListener('mousedown', (e) => {
-  if (e.target === transcript) dragging = true; // the scrollbar
-});
-window.addEventListener('mouseup', () => (dragging = false));
 transcript.addEventListener('scroll', () => {
   const top = transcript.scrollTop;
   const down = top > lastTop;
   lastTop = top;
   if (Math.abs(top - pinnedTop) < 2) return; // our own scroll
-  if (dragging) setFollow(atBottom());
-  else if (!follow && down && atBottom()) setFollow(true);
+  if (follow) {
+    if (!atBottom() && transcript.scrollHeight >= pinnedHeight) setFollow(false);
+  } else if (down && atBottom()) setFollow(true);
 });
 jumpBtn.addEventListener('click', () => {
   setFollow(true);

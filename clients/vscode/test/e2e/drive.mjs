@@ -193,7 +193,9 @@ const askDetails = (frame) => frame.$eval('#rows .tool.asking', (c) => {
   };
 });
 
-const rowsText = (frame) => frame.$$eval('#rows .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
+// textContent, not innerText: rows far above the view are skipped by `content-visibility: auto`
+// (panel.css), and a skipped row's innerText is empty.
+const rowsText = (frame) => frame.$$eval('#rows .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.textContent })));
 
 /** The Tasks view when the session has none: its message and the container's badge. */
 async function tasksEmpty() {
@@ -348,10 +350,19 @@ async function mainScenario() {
   await frame.locator('#rows .row.user .restore-checkpoint').first().click();
   await frame.waitForSelector('#rows .checkpoint-dialog .checkpoint-buttons', { timeout: T });
   out.checkpointDialog = await frame.$eval('#rows .checkpoint-dialog', (d) => d.innerText);
+  // It stays on screen: opening it far above the bottom is the user's place now, not a reason to
+  // pin back down (the pin on every size change must not take it away).
+  await page.waitForTimeout(500);
+  out.checkpointDialogOnScreen = await frame.$eval('#rows .checkpoint-dialog', (d) => {
+    const r = d.getBoundingClientRect();
+    const t = document.getElementById('transcript').getBoundingClientRect();
+    return r.top >= t.top - 1 && r.bottom <= t.bottom + 1;
+  });
   await shot('13-restore-checkpoint', 'Restore checkpoint under the first message: the files it puts back, then Files and conversation / Files only / Cancel');
   await frame.locator('#rows .checkpoint-dialog button', { hasText: 'Files only' }).click();
-  await frame.waitForFunction(() => document.querySelector('#rows')?.innerText.includes('Restored 1 file'), null, { timeout: T });
-  out.afterRestore = await frame.$$eval('#rows .row', (rows) => rows.map((r) => r.innerText));
+  await frame.waitForFunction(() => document.querySelector('#rows')?.textContent.includes('Restored 1 file'), null, { timeout: T });
+  out.afterRestore = await frame.$$eval('#rows .row', (rows) => rows.map((r) => r.textContent));
+  await scrollState(frame, 'after Restore checkpoint, dark');
   await shot('14-restored', 'after "Files only": the notice names the restored file; the conversation stays');
   step('checkpoint restored');
 
@@ -428,7 +439,7 @@ async function mainScenario() {
   await frame.locator('#rows .row.compacted summary').first().click();
   await frame.waitForSelector('#rows .row.compacted .compacted-body .row', { timeout: T });
   out.afterCompactReload = await rowsText(frame);
-  out.foldedRows = await frame.$$eval('#rows .row.compacted .compacted-body > .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
+  out.foldedRows = await frame.$$eval('#rows .row.compacted .compacted-body > .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.textContent })));
   await shot('10-history-after-compact-reload', 'after /compact and a window reload (light theme): the messages before it, opened from "N messages summarised", above the summary');
   await frame.locator('#rows .row.compacted summary').first().click(); // folded again
 
@@ -544,7 +555,6 @@ async function mainScenario() {
   await palette('Shiro Neko: Show Server Log');
   await page.waitForSelector('.part.panel .output-view .view-lines, .part.panel .view-lines', { timeout: T });
   await page.waitForTimeout(1000);
-  out.serverLog = await page.$eval('.part.panel', (p) => p.innerText).catch(() => '');
   await shot('27-server-log-after-restart', 'the server log after a restart: the exit is information, not an error');
 
   const blank = out.shots['00-blank-workbench'].path;
