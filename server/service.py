@@ -37,8 +37,8 @@ from .agent.tools.background import BackgroundCommands, remove_output
 from .agent.tools.shell import background_tools
 from .agent.tools.web_fetch import web_fetch_tool
 from .agent.tools.sandbox import probe_soon, sandbox_for, sandbox_status
-from .config import Approvals, Effort, Settings, merge_settings
-from .errors import Refused
+from .config import EFFORTS, Approvals, Effort, Settings, merge_settings
+from .errors import InvalidArguments, Refused
 from .features.checkpoints import CheckpointFeature
 from . import resume_hints
 from .features.compaction import CompactionFeature
@@ -49,7 +49,7 @@ from .features.sessions import SessionsFeature
 from .features.short_term_memory import ShortTermMemoryFeature
 from .features.todos import TodoFeature
 from .mcp.manager import McpManager, status_of
-from .protocol import AbortResult, ChatArgs, McpResult, NewSessionResult, SessionArgs, StatusPayload
+from .protocol import AbortResult, ChatArgs, EffortResult, McpResult, NewSessionResult, SessionArgs, StatusPayload
 from .session_registry import SessionRegistry
 from .state.paths import shiro_home
 from .workspaces import Workspace, Workspaces
@@ -147,6 +147,23 @@ class ShiroService:
     def update_settings(self, raw: Any) -> None:
         self.settings = merge_settings(self.settings, raw)
         self.mcp.configure(self.settings.mcpServers, self.settings.workspaceMcpServers)
+
+    def set_effort(self, session: AgentSession, effort: str | None) -> EffortResult:
+        """`shiro.effort` (and ACP's /effort): a level for this session, "default" back to the
+        setting, None only reports. Effective from the session's next request."""
+        if effort == "default":
+            self.efforts.pop(session.id, None)
+        elif effort is not None:
+            chosen = next((e for e in EFFORTS if e == effort.strip().lower()), None)
+            if chosen is None:
+                raise InvalidArguments(
+                    f"unknown effort {effort!r}: use one of {', '.join(EFFORTS)}, or \"default\" for the "
+                    "reasoningEffort setting")
+            self.efforts[session.id] = chosen
+        settings = self.settings_for(session.id)
+        if effort is not None:
+            emit_status(session)
+        return EffortResult(effort=settings.reasoningEffort, model=settings.effective_model)
 
     def settings_for(self, session_id: str) -> Settings:
         """The settings one session runs under: ACP's session modes switch `approvals` per session."""

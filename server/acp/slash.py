@@ -1,5 +1,5 @@
 """Slash commands in an ACP prompt: `/compact`, `/notes`, `/todos`, `/memory`, `/sessions`, `/save`,
-`/rewind`.
+`/effort`, `/rewind`.
 
 Advertised with `available_commands_update`; a prompt that starts with one runs it through the
 same service and features the LSP commands call, and the answer is one agent message.
@@ -102,6 +102,12 @@ async def _rewind(service: "ShiroService", session: "AgentSession", rest: str) -
     return "\n\n".join(out)
 
 
+async def _effort(service: "ShiroService", session: "AgentSession", rest: str) -> str:
+    result = service.set_effort(session, rest or None)
+    level = result.effort or "the endpoint's default"
+    return f"Reasoning effort for {result.model}: {level} (from the next request)." if rest else f"Reasoning effort for {result.model}: {level}."
+
+
 COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
     "compact": ("Summarise the conversation to free context (the task list stays)", "optional focus", _compact),
     "notes": ("Show the project memory", None, _notes),
@@ -109,6 +115,7 @@ COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
     "memory": ("Compact the project memory", None, _memory),
     "sessions": ("List this directory's saved sessions", None, _sessions),
     "save": ("Write the session to disk now", None, _save),
+    "effort": ("Show or set the reasoning effort", "minimal|low|medium|high|default", _effort),
     "rewind": ("Take the workspace (and conversation) back to before a turn; without N, list them", "N [files] [force]", _rewind),
 }
 

@@ -141,7 +141,9 @@ def replay(root: Path, messages: Iterable[Message], tools: dict[str, Tool]) -> l
     """A stored transcript as the updates a client would have seen live (`session/load`)."""
     updates: list[Update] = []
     for message in messages:
-        if isinstance(message, UserMessage) and not message.context:
+        if isinstance(message, UserMessage) and message.context:
+            continue  # the model's context (agent/context_messages.py), never shown as a prompt
+        if isinstance(message, UserMessage):
             # The prompt only: attachments were sent as extra text parts after it.
             first = next((p for p in message.content if isinstance(p, TextPart)), None)
             if first is not None and first.text:

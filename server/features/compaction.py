@@ -19,7 +19,7 @@ from ..agent.status import emit_status
 from ..agent.usage import side_counter
 from ..errors import Refused
 from ..model.session_state import CompactedSpan
-from ..model.transcript import Message
+from ..model.transcript import Message, shown
 from ..protocol import CompactArgs, CompactResult
 from ..model.timestamps import iso_utc
 
@@ -76,7 +76,7 @@ class CompactionFeature:
             raise Refused("the session has no messages to compact")
         settings = self.settings()
         provider = self.provider_for(session, settings)
-        before = len(session.messages)
+        before = len(shown(session.messages))  # the dialogue: context messages are the model's
         try:
             model = settings.effective_model
             summary, messages = await compact_transcript(provider, model, session.messages, args.focus, side_counter(session, model))

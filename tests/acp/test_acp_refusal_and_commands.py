@@ -39,7 +39,8 @@ async def test_a_refusal_ends_the_turn_with_stop_reason_refusal(tmp_path, fake, 
         assert acp.client.text() == REFUSAL  # the editor shows what the model said
         assert [r.api for r in fake.requests] == [wire]
         record = await _saved(acp, session_id)
-        part = record["messages"][1]["content"][-1]
+        [answer_message] = [m for m in record["messages"] if m["role"] == "assistant"]
+        part = answer_message["content"][-1]
         assert (part["type"], part["text"], part["refusal"]) == ("text", REFUSAL, True)
         # The next turn is an ordinary one, and the model is told what it declined.
         assert (await acp.prompt(session_id, "something else then")).stop_reason == "end_turn"
@@ -121,3 +122,15 @@ async def test_load_with_mcp_servers_starts_them_for_the_next_turn(tmp_path, fak
         [done] = [u for u in acp.client.of_kind("tool_call_update") if u.tool_call_id == "call_t" and u.status != "in_progress"]
         assert done.status == "completed" and "UTC" in done.raw_output
         assert "UTC" in json.dumps(second.body["input"])
+
+
+async def test_effort_sets_the_next_requests_reasoning_effort(acp):
+    acp.fake.script(Reply(text="thought hard"))
+    session_id = await acp.new_session()
+    assert (await acp.prompt(session_id, "/effort high")).stop_reason == "end_turn"
+    assert "high (from the next request)" in acp.client.text()
+    await acp.prompt(session_id, "think")
+    assert acp.fake.main_requests[-1].body["reasoning"] == {"effort": "high", "summary": "auto"}
+    acp.client.updates.clear()
+    await acp.prompt(session_id, "/effort extreme")
+    assert "unknown effort 'extreme'" in acp.client.text() and not acp.fake.rejections
