@@ -3,18 +3,23 @@
 
 Why git: content-addressed and deduplicated (a turn that changes one file of 10,000 adds one blob
 and a few trees), and what Cline, Gemini CLI and opencode chose (docs/checkpoints.md). Why
-plumbing rather than `git add -A`: `add` applies the workspace's `.gitattributes` (eol and text
-conversion would change the bytes restored), cannot leave out large files, and fails outright on a
-nested repository without a commit. Here git lists the files (`ls-files`, so `.gitignore` holds
-as the user expects), we stat them, and only new or changed files are hashed, raw
-(`hash-object --no-filters`). One `git fast-import` then writes the changed trees, the commit and
-the session's ref: a checkpoint with one file changed is three git processes (`ls-files`,
-`hash-object`, `fast-import`), an unchanged one is `ls-files` alone (bench/checkpoints.py).
+plumbing rather than `git add -A`: `add` cannot leave out large files or links and fails outright
+on a nested repository without a commit. The store keeps its own index (`worktree-index`, never
+the workspace's): `git status` walks the workspace in C against it (its stat of every file, the
+untracked cache skipping folders whose mtime did not move) and names what changed; only those
+paths are looked at here (link? over 10 MB? inside a nested repository?). A few changed files
+are read here and one `git fast-import` writes their blobs, the trees above them (from the index's
+last tree), the commit and the refs, while `update-index --index-info` enters them into the index
+at the same time: a checkpoint with one file changed is `status`, then those two at once; an
+unchanged one is `status` alone (bench/checkpoints.py). Many files (a first checkpoint) are
+hashed by `update-index` itself, `write-tree` writes the tree, fast-import only the commit.
 
 Hostile workspaces: git runs with an environment built from nothing (no system or global config,
 HOME pointing into the store, nothing of the user's GIT_* or secrets) and with `-c` overrides for
-every setting that could run a program (hooks, fsmonitor, filters never engaged: no command here
-applies attributes). The workspace's own `.git` is never read: GIT_DIR is the store.
+every setting that could run a program (hooks, fsmonitor). The store's `info/attributes`, read over
+every `.gitattributes` of the workspace, unsets every attribute that converts content or names a
+filter: files are recorded byte for byte and no filter runs. The workspace's own `.git` is never
+read: GIT_DIR is the store.
 
 Every git call is blocking: callers run them in a worker thread (features/checkpoints.py), never
 on the event loop. Two servers on one workspace share the store under one lock file.
@@ -22,6 +27,7 @@ on the event loop. Two servers on one workspace share the store under one lock f
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import subprocess
@@ -45,7 +51,11 @@ _MAX_PATHSPECS = 1000
 _OVERRIDES = (
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
-    "core.untrackedCache=false",
+    # The untracked cache: `status` skips the folders whose mtime did not move since the last
+    # snapshot (docs/checkpoints.md, "The store").
+    "core.untrackedCache=true",
+    "core.fileMode=true",
+    "core.symlinks=true",
     "core.autocrlf=false",
     "core.safecrlf=false",
     "core.excludesFile=/dev/null",
@@ -58,9 +68,14 @@ _OVERRIDES = (
     "commit.gpgSign=false",
     "index.threads=1",
 )
-# Racy-clean guard (as git's own): a file changed within this window of being recorded may change
-# again without its mtime moving, so it is hashed again next time rather than trusted by stat.
-_RACY_NS = 2_000_000_000
+# Up to this many changed files are read here and written by fast-import (`_record_inline`); more
+# (a first checkpoint) are hashed by `update-index`, which keeps their stat at once.
+_INLINE_MAX = 64
+# Where the index's last tree is committed; HEAD names it (see `_ensure`).
+_WORKTREE_REF = "refs/heads/worktree"  # under refs/heads/: `git fsck` accepts no other HEAD
+# $GIT_DIR/info/attributes: read after, and so over, every `.gitattributes` of the workspace.
+_NEUTRAL_ATTRIBUTES = b"* -text -crlf -eol -filter -ident -working-tree-encoding\n"
+_IGNORE_FILE = ".gitignore"
 
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -74,27 +89,16 @@ class StoreError(Exception):
     """git failed or is missing; the message says which command and why."""
 
 
-class _Cached(msgspec.Struct, array_like=True):
-    mtime_ns: int
-    ctime_ns: int
-    size: int
-    ino: int
-    mode: str
-    sha: str
-
-
-class _StatCache(msgspec.Struct):
-    tree: str = ""  # the tree of `entries`, as last recorded (by any session)
-    entries: dict[str, _Cached] = msgspec.field(default_factory=dict)
+class _State(msgspec.Struct):
+    tree: str = ""  # the tree of the store's index, as last written
+    index: tuple[int, int, int] = (0, 0, 0)  # the index file's (mtime_ns, size, inode) then
     # Each session ref's commit and tree as this store last wrote them, so a checkpoint needs no
-    # `rev-parse`. Refs only move forward, under the lock, by this code: a stale value is an
-    # ancestor of the real one, still reachable, and fast-import refuses to move the ref from it
-    # (not a fast-forward), which sends the snapshot back to `rev-parse`.
+    # `rev-parse` (checked against the ref's file before a commit builds on it).
     heads: dict[str, tuple[str, str]] = msgspec.field(default_factory=dict)
 
 
-_cache_decoder = msgspec.msgpack.Decoder(_StatCache)
-_cache_encoder = msgspec.msgpack.Encoder()
+_state_decoder = msgspec.msgpack.Decoder(_State)
+_state_encoder = msgspec.msgpack.Encoder()
 
 
 @dataclass
@@ -122,8 +126,11 @@ class CheckpointStore:
         self.root = Path(root)
         self.dir = checkpoints_dir(home, key)
         self.git_dir = self.dir / "git"
-        self._index = self.dir / "index"
-        self._cache_file = self.dir / "stat-cache"
+        # The store's own index (`git status` and `update-index` keep it; never the workspace's):
+        # each recorded file's stat and blob, and the untracked cache.
+        self._index = self.dir / "worktree-index"
+        self._attributes = self.git_dir / "info" / "attributes"
+        self._state_file = self.dir / "record-state"
         self._lock_file = self.dir / "lock"
         with _locks_guard:
             self._thread_lock = _locks.setdefault(self.dir, threading.Lock())
@@ -141,7 +148,6 @@ class CheckpointStore:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
-            "GIT_OPTIONAL_LOCKS": "0",
             "GIT_AUTHOR_NAME": "shiro-neko",
             "GIT_AUTHOR_EMAIL": "checkpoints@shiro-neko.invalid",
             "GIT_COMMITTER_NAME": "shiro-neko",
@@ -180,113 +186,208 @@ class CheckpointStore:
         return _StoreLock(self)
 
     def _ensure(self) -> None:
-        if (self.git_dir / "HEAD").exists():
-            return
-        make_private_dirs(self.dir)
-        self.git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+        if not (self.git_dir / "HEAD").exists():
+            make_private_dirs(self.dir)
+            self.git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+        if not self._attributes.exists():
+            # Highest precedence of all attributes files: whatever a workspace's `.gitattributes`
+            # says, git (update-index, status's content check) reads every file raw, runs no
+            # filter and converts no line ending or encoding.
+            write_atomic(self._attributes, _NEUTRAL_ATTRIBUTES, mode=FILE_MODE)
+        head = self.git_dir / "HEAD"
+        if head.read_bytes() != b"ref: " + _WORKTREE_REF.encode() + b"\n":
+            # `status` compares its index with HEAD too: HEAD follows the index's last tree, so
+            # that comparison finds nothing to print.
+            self.git("symbolic-ref", "HEAD", _WORKTREE_REF)
+            self.git("config", "index.version", "4")  # paths prefix-compressed: a smaller index to read and write
+            for stale in (self.dir / "index", self.dir / "stat-cache"):  # an earlier version's
+                stale.unlink(missing_ok=True)
 
     # -- recording -------------------------------------------------------------------------------
     def snapshot(self, ref: str, message: str) -> Snapshot:
         """Record the workspace's files as a commit on `ref` (one ref per session keeps its
         checkpoints from garbage collection). Call with the lock held."""
         self._ensure()
-        cache = self._load_cache()
-        entries, to_hash, too_large = self._walk(cache)
-        for (rel, fresh), sha in zip(to_hash, self._hash_files(to_hash)):
-            if sha:
-                fresh.sha = sha
-                entries[rel] = fresh
-        head = cache.heads.get(ref)
-        if head is None:
-            found = self._head(ref)
-            head = found if found[0] else None
-        lines = _tree_changes(cache.entries if cache.tree else {}, entries)
-        tree = cache.tree if cache.tree and not lines else ""
-        if head is not None and tree and head[1] == tree:
-            # Nothing changed since this session's last checkpoint: the same checkpoint.
-            if cache.heads.get(ref) != head or entries != cache.entries:
-                cache.heads[ref] = head
-                self._write_cache(_StatCache(tree, entries, cache.heads))
-            return Snapshot(head[0], tree, sorted(too_large))
-        try:
-            commit, tree = self._commit(ref, message, head, cache.tree, lines)
-        except StoreError:
-            # The cached head is stale (another version of this code moved the ref) or the
-            # cached tree is gone: from the ref's real commit, every entry written afresh.
-            found = self._head(ref)
-            commit, tree = self._commit(ref, message, found if found[0] else None, "", _tree_changes({}, entries))
-        cache.heads[ref] = (commit, tree)
-        self._write_cache(_StatCache(tree, entries, cache.heads))
+        # Only git run by this code under the store lock writes the index: a lock file there now
+        # is left by a process killed mid-write, and would fail every later `update-index`.
+        self._index.with_name(self._index.name + ".lock").unlink(missing_ok=True)
+        state = self._load_state()
+        # The state's tree is the index's only if nothing wrote the index since (a process killed
+        # between the index's update and the state's would leave them apart).
+        base = state.tree if state.tree and state.index == _file_key(self._index) else ""
+        add, drop, too_large = self._changes()
+        head = self._verified_head(ref, state.heads.get(ref))
+        if base and len(add) <= _INLINE_MAX:
+            commit, tree = self._record_inline(ref, message, head, base, add, drop)
+        else:
+            if drop:
+                self.git("update-index", "-z", "--force-remove", "--stdin", input=_paths(drop))
+            if add:
+                self._add(add)
+            tree = base if base and not (add or drop) else self.git("write-tree").decode().strip()
+            commit = head[0] if head is not None and head[1] == tree else self._commit(ref, message, head, tree, [])[0]
+        if head is None or head[0] != commit or state.tree != tree or state.index != _file_key(self._index):
+            state.heads[ref] = (commit, tree)
+            self._write_state(_State(tree, _file_key(self._index), state.heads))
         return Snapshot(commit, tree, sorted(too_large))
 
-    def _walk(self, cache: _StatCache) -> tuple[dict[str, _Cached], list[tuple[str, _Cached]], list[str]]:
-        """The files git lists (not ignored), each either unchanged since the cache by its stat or
-        to be hashed; and those over MAX_FILE_BYTES."""
+    def _changes(self) -> tuple[list[str], list[str], list[str]]:
+        """What differs between the store's index and the workspace's recordable files: git finds
+        it (its stat walk and untracked cache, in C), only those paths are looked at here.
+        Returns the files to record, those to leave out of the index (gone, links, over
+        MAX_FILE_BYTES, ignored now, in a nested repository), and those over MAX_FILE_BYTES."""
+        status = ("status", "--porcelain=v2", "-z", "--untracked-files=normal", "--no-renames",
+                  "--ignore-submodules=all", "--no-ahead-behind")
         try:
-            os.unlink(self._index)  # an earlier version's index: its entries would hide ignored files as "cached"
-        except FileNotFoundError:
-            pass
-        # One decode of the whole list (surrogateescape: what os.fsdecode does per name, 10,000
-        # calls ~10 ms otherwise). The store keeps no index: every file is one of the "others".
-        listed = self.git("ls-files", "-z", "--others", "--exclude-standard").decode("utf-8", "surrogateescape").split("\0")
-        now = _now_ns()
-        known_entries = cache.entries
-        entries: dict[str, _Cached] = {}
-        to_hash: list[tuple[str, _Cached]] = []
+            out = self.git(*status)
+        except StoreError:
+            # A damaged index: rebuilt from the workspace (every file hashed again).
+            self._index.unlink(missing_ok=True)
+            out = self.git(*status)
+        tracked: list[str] = []  # in the index, changed, deleted or of another type now
+        untracked: list[str] = []
+        new_dirs: list[str] = []  # folders git lists whole (nothing in them recorded yet)
+        for record in out.decode("utf-8", "surrogateescape").split("\0"):
+            if record.startswith("1 "):
+                fields = record.split(" ", 8)
+                if len(fields) == 9 and fields[1][1] != ".":
+                    tracked.append(fields[8])
+            elif record.startswith("? "):
+                rel = record[2:]
+                if rel.endswith("/"):
+                    if not os.path.lexists(os.path.join(self.root, rel, ".git")):  # a nested repository: never
+                        new_dirs.append(rel)
+                else:
+                    untracked.append(rel)
+        if new_dirs:
+            listed = self.git("ls-files", "-z", "--others", "--exclude-standard", "--",
+                              *(":(literal)" + d for d in new_dirs)).decode("utf-8", "surrogateescape").split("\0")
+            untracked += [rel for rel in listed if rel and not rel.endswith("/")]
+        # A file git found in a folder that became a nested repository after it was recorded
+        # (git descends into it because of those entries): that folder's entries leave the index.
+        nested = _nested_repositories(self.root, untracked + tracked)
+        add: list[str] = []
+        drop: list[str] = []
         too_large: list[str] = []
-        lstat, is_reg = os.lstat, stat.S_ISREG
-        # lstat relative to the root's descriptor: no path objects per file (10,000 files: ~50 ms
-        # of pathlib otherwise, bench/checkpoints.py).
+        if nested:
+            drop += [rel for rel in self.git("ls-files", "-z", "--", *(":(literal)" + d + "/" for d in nested))
+                     .decode("utf-8", "surrogateescape").split("\0") if rel]
+        if any(_is_ignore_file(rel) for rel in tracked + untracked):
+            # The ignore rules changed: files recorded before and ignored now leave the index.
+            drop += [rel for rel in self.git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+                     .decode("utf-8", "surrogateescape").split("\0") if rel]
+        dropped = set(drop)
         root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
-            for rel in listed:
-                if not rel or rel[-1] == "/" or "\n" in rel:
-                    continue  # a nested repository (not descended into), or a name git's lists cannot carry
-                try:
-                    st = lstat(rel, dir_fd=root_fd)
-                except OSError:
-                    continue  # gone: not in this snapshot
-                if not is_reg(st.st_mode):
-                    continue  # links and special files are not recorded
-                if st.st_size > MAX_FILE_BYTES:
-                    too_large.append(rel)
+            for rel, known in [(rel, True) for rel in tracked] + [(rel, False) for rel in untracked]:
+                if rel in dropped or _under(rel, nested):
                     continue
-                mode = "100755" if st.st_mode & 0o111 else "100644"
-                known = known_entries.get(rel)
-                if (
-                    known is not None and known.sha and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size
-                    and known.ino == st.st_ino and known.ctime_ns == st.st_ctime_ns and known.mode == mode
-                    and now - known.mtime_ns > _RACY_NS
-                ):
-                    entries[rel] = known
+                try:
+                    st = os.lstat(rel, dir_fd=root_fd)
+                except OSError:
+                    if known:
+                        drop.append(rel)  # gone
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    if known:
+                        drop.append(rel)  # now a link or a special file: not recorded
+                elif st.st_size > MAX_FILE_BYTES:
+                    too_large.append(rel)
+                    if known:
+                        drop.append(rel)
                 else:
-                    to_hash.append((rel, _Cached(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode, "")))
+                    add.append(rel)
         finally:
             os.close(root_fd)
-        return entries, to_hash, too_large
+        return add, drop, too_large
 
-    def _commit(self, ref: str, message: str, head: tuple[str, str] | None, base: str, lines: list[bytes]) -> tuple[str, str]:
-        """One `git fast-import`: the commit of `base` (a tree, "" for none) with `lines` applied,
-        child of `head`, written to `ref`; it writes only the trees above what changed and
-        moves the ref only as a fast-forward. Returns (commit, tree)."""
+    def _add(self, rels: list[str]) -> None:
+        """Hash and write each file's blob into the index with its stat (the next `status`
+        trusts it). A file gone meanwhile (a second server's `.name.XXXX.tmp` renamed) is left
+        out by `--remove`; one that became a folder or a link since its `lstat` is left out on a
+        second try."""
+        try:
+            self.git("update-index", "-z", "--add", "--remove", "--stdin", input=_paths(rels))
+        except StoreError:
+            root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                rels = [rel for rel in rels if _regular_or_gone(rel, root_fd)]
+            finally:
+                os.close(root_fd)
+            self.git("update-index", "-z", "--add", "--remove", "--stdin", input=_paths(rels))
+
+    def _record_inline(self, ref: str, message: str, head: tuple[str, str] | None, base: str,
+                       add: list[str], drop: list[str]) -> tuple[str, str]:
+        """A few files changed: read here (no link followed), their blobs and the commit written
+        by one `fast-import` from the index's last tree while `update-index --index-info` enters
+        them into the index (the two at once: neither needs the other). The index then holds no
+        stat for them; the next `status` compares those few by content and fills it in."""
+        blobs: list[bytes] = []
+        index_info: list[bytes] = []
+        lines: list[bytes] = []
+        root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            for rel in add:
+                found = _read_regular(rel, root_fd)
+                if found is None:
+                    drop.append(rel)  # gone, a link or too large since the walk
+                    continue
+                data, mode = found
+                sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+                blobs += [b"blob\ndata %d\n" % len(data), data, b"\n"]
+                index_info.append(f"{mode} {sha}\t".encode() + os.fsencode(rel) + b"\0")
+                lines.append(f"M {mode} {sha} ".encode() + _quote(rel) + b"\n")
+        finally:
+            os.close(root_fd)
+        for rel in drop:
+            index_info.append(b"0 " + b"0" * 40 + b"\t" + os.fsencode(rel) + b"\0")
+            lines.append(b"D " + _quote(rel) + b"\n")
+        if not lines:
+            if head is not None and head[1] == base:
+                return head[0], base  # nothing changed since this session's last checkpoint
+            return self._commit(ref, message, head, base, [])
+        failed: list[BaseException] = []
+
+        def enter() -> None:
+            try:
+                self.git("update-index", "-z", "--index-info", input=b"".join(index_info))
+            except BaseException as error:  # re-raised below, on the caller's thread
+                failed.append(error)
+
+        entering = threading.Thread(target=enter, name="checkpoint-index", daemon=True)
+        entering.start()
+        try:
+            # The ids above are git's own (sha1 of "blob <size>\0" and the bytes): the lines name
+            # the blobs the same stream writes first.
+            result = self._commit(ref, message, head, base, lines, b"".join(blobs))
+        finally:
+            entering.join()
+        if failed:
+            raise failed[0]
+        return result
+
+    def _commit(self, ref: str, message: str, head: tuple[str, str] | None, base: str,
+                lines: list[bytes], blobs: bytes = b"") -> tuple[str, str]:
+        """One `git fast-import`: `blobs`, then the commit of `base` (a tree) with `lines`
+        applied, child of `head`, written to `ref` and to the ref HEAD names (the index's tree,
+        for `status`). Forced: that ref moves between sessions' lines; `ref` itself moves
+        forward, as `head` is its commit now (`_verified_head`). Returns (commit, tree)."""
         data = message.encode()
         stream = [
-            b"feature done\ncommit ", ref.encode(), b"\nmark :1\n",
+            b"feature done\n", blobs, b"commit ", ref.encode(), b"\nmark :1\n",
             f"committer shiro-neko <checkpoints@shiro-neko.invalid> {int(time.time())} +0000\n".encode(),
             b"data %d\n" % len(data), data, b"\n",
         ]
         if head is not None:
             stream.append(f"from {head[0]}\n".encode())
         if head is None or head[1] != base:
-            # The session's last commit may hold another tree than the one the cache was diffed
-            # against (another session recorded since): start from that tree instead.
-            stream.append(f'M 040000 {base} ""\n'.encode() if base else b"deleteall\n")
+            stream.append(f'M 040000 {base} ""\n'.encode())
         stream += lines
-        stream.append(b'get-mark :1\nls :1 ""\ndone\n')
+        stream.append(f'\nreset {_WORKTREE_REF}\nfrom :1\n\nget-mark :1\nls :1 ""\ndone\n'.encode())
         try:
-            out = self.git("fast-import", "--quiet", "--done", "--cat-blob-fd=1", input=b"".join(stream)).split()
+            out = self.git("fast-import", "--quiet", "--done", "--force", "--cat-blob-fd=1", input=b"".join(stream)).split()
         except StoreError:
-            # A failed import leaves a crash report holding the stream (paths): not kept.
+            # A failed import leaves a crash report holding the stream: not kept.
             for report in self.git_dir.glob("fast_import_crash_*"):
                 report.unlink(missing_ok=True)
             raise
@@ -294,25 +395,18 @@ class CheckpointStore:
             raise StoreError(f"git fast-import answered {b' '.join(out)[:200]!r}")
         return out[0].decode(), out[3].decode()
 
-    def _hash_files(self, to_hash: list[tuple[str, "_Cached"]]) -> list[str]:
-        """The blob id of each file ("" for one gone meanwhile), written to the store. Another
-        process may rename or delete a listed file between the walk and git's read (a second
-        server's atomic write leaves `.name.XXXX.tmp` for an instant: two editor windows on one
-        workspace): git then fails on that path, so the files still there are hashed again."""
-        if not to_hash:
-            return []
-        rels = [rel for rel, _ in to_hash]
-        for _ in range(3):
-            present = [rel for rel in rels if os.path.lexists(os.path.join(self.root, rel))]
+    def _verified_head(self, ref: str, cached: tuple[str, str] | None) -> tuple[str, str] | None:
+        """The ref's commit and tree: the cached pair when the ref's file still names that commit
+        (one read, no git process), else git's answer; None for a new ref. The commit is forced
+        onto the ref, so it must build on the ref's real commit."""
+        if cached is not None:
             try:
-                out = self.git("hash-object", "-w", "--no-filters", "--stdin-paths",
-                               input=b"".join(os.fsencode(rel) + b"\n" for rel in present)).split()
-            except StoreError:
-                rels = present
-                continue
-            shas = dict(zip(present, (sha.decode() for sha in out)))
-            return [shas.get(rel, "") for rel, _ in to_hash]
-        raise StoreError("git hash-object failed three times: files keep changing under the workspace")
+                if (self.git_dir / ref).read_bytes().strip().decode() == cached[0]:
+                    return cached
+            except (OSError, UnicodeDecodeError):
+                pass  # packed, or never written by this store
+        found = self._head(ref)
+        return found if found[0] else None
 
     def _head(self, ref: str) -> tuple[str, str]:
         """The ref's commit and its tree, or ("", "") for a new ref (one git call)."""
@@ -322,23 +416,22 @@ class CheckpointStore:
             return "", ""
         return (out[0], out[1]) if len(out) == 2 else ("", "")
 
-    def _write_cache(self, cache: _StatCache) -> None:
-        # Atomic but not fsynced: the cache only saves work (a lost or stale one means hashing
-        # again, and its tree is checked against the index), and an fsync per checkpoint costs
-        # more than the checkpoint on a busy disk.
-        tmp = self._cache_file.with_name(f".stat-cache.{os.getpid()}.tmp")
+    def _write_state(self, state: "_State") -> None:
+        # Atomic but not fsynced: the state only saves work (a lost or stale one means a
+        # `write-tree` and a `rev-parse` more), and an fsync per checkpoint costs more than the
+        # checkpoint on a busy disk.
+        tmp = self._state_file.with_name(f".record-state.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(fd, FILE_MODE)  # a temp file an earlier version left 0644 keeps its mode through O_TRUNC
-            f.write(_cache_encoder.encode(cache))
-        os.replace(tmp, self._cache_file)
+            os.fchmod(fd, FILE_MODE)  # a temp file an earlier run left with another mode keeps it through O_TRUNC
+            f.write(_state_encoder.encode(state))
+        os.replace(tmp, self._state_file)
 
-    def _load_cache(self) -> _StatCache:
+    def _load_state(self) -> "_State":
         try:
-            cache = _cache_decoder.decode(self._cache_file.read_bytes())
+            return _state_decoder.decode(self._state_file.read_bytes())
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-            return _StatCache()  # lost or damaged: everything is hashed again, nothing else lost
-        return cache
+            return _State()  # lost or damaged: the tree is written again, heads asked of git
 
     def resolve(self, ref: str) -> str:
         try:
@@ -444,27 +537,73 @@ class _StoreLock:
             self.store._thread_lock.release()
 
 
-def _now_ns() -> int:
-    return time.time_ns()
+def _paths(rels: list[str]) -> bytes:
+    return b"".join(os.fsencode(rel) + b"\0" for rel in rels)
+
+
+def _regular_or_gone(rel: str, root_fd: int) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(rel, dir_fd=root_fd).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _file_key(path: Path) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _read_regular(rel: str, root_fd: int) -> tuple[bytes, str] | None:
+    """A regular file's bytes and git mode, or None for one gone, a link, or over MAX_FILE_BYTES.
+    O_NOFOLLOW: a file swapped for a link meanwhile is never followed out of the workspace."""
+    try:
+        fd = os.open(rel, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), dir_fd=root_fd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            return None
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    return data, "100755" if st.st_mode & stat.S_IXUSR else "100644"
 
 
 def _quote(rel: str) -> bytes:
     # fast-import reads a path C-quoted when it starts with a quote: every path is, so a name
-    # with a quote, a backslash or a leading space means what it says.
+    # with a quote, a backslash, a newline or a leading space means what it says.
     raw = os.fsencode(rel)
-    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
+    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
 
 
-def _tree_changes(old: dict[str, _Cached], new: dict[str, _Cached]) -> list[bytes]:
-    """fast-import's file commands taking the files of `old` to those of `new`."""
-    lines: list[bytes] = []
-    for rel, entry in new.items():
-        was = old.get(rel)
-        if was is None or was.sha != entry.sha or was.mode != entry.mode:
-            lines.append(f"M {entry.mode} {entry.sha} ".encode() + _quote(rel) + b"\n")
-    for rel in old.keys() - new.keys():
-        lines.append(b"D " + _quote(rel) + b"\n")
-    return lines
+def _is_ignore_file(rel: str) -> bool:
+    return rel.rpartition("/")[2] == _IGNORE_FILE
+
+
+def _under(rel: str, folders: set[str]) -> bool:
+    return any(rel.startswith(folder + "/") for folder in folders)
+
+
+def _nested_repositories(root: Path, rels: list[str]) -> set[str]:
+    """The folders on the way to `rels` that hold a `.git` (nested repositories, submodules)."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    for rel in rels:
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder in seen:
+                continue
+            seen.add(folder)
+            if os.path.lexists(os.path.join(root, folder, ".git")):
+                found.add(folder)
+    return found
 
 
 def _safe_relative(rel: str) -> PurePosixPath:

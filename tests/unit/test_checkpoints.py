@@ -122,16 +122,23 @@ def test_the_store_runs_nothing_the_workspace_configures(tmp_path):
                      f"[filter \"evil\"]\n\tclean = {script}\n\tsmudge = {script}\n\trequired = true\n")
     (root / ".gitattributes").write_text("* filter=evil\n* text eol=crlf\n")
     (root / "a.txt").write_bytes(b"one\r\ntwo\n")
+    # Deeper attributes files weigh more than the top one: still none of it applies.
+    (root / "sub").mkdir()
+    (root / "sub" / ".gitattributes").write_text("* ident working-tree-encoding=UTF-16LE text eol=crlf filter=evil\n")
+    (root / "sub" / "b.txt").write_bytes(b"$Id: kept $\r\nnot utf-16\n")
     store = CheckpointStore(tmp_path / "home", workspace_key(root), root)
     with store.locked():
         first = store.snapshot("refs/sessions/s", "one")
     (root / "a.txt").write_bytes(b"changed\n")
+    (root / "sub" / "b.txt").write_bytes(b"$Id: also $\r\nnot utf-16\n")
     with store.locked():
         second = store.snapshot("refs/sessions/s", "two")
     assert not marker.exists()
     entry = store.files(first.commit)["a.txt"]
     assert store.blobs([entry.sha])[entry.sha] == b"one\r\ntwo\n"
-    assert [c.path for c in store.changes(first.commit, second.commit)] == ["a.txt"]
+    assert [c.path for c in store.changes(first.commit, second.commit)] == ["a.txt", "sub/b.txt"]
+    entry = store.files(second.commit)["sub/b.txt"]
+    assert store.blobs([entry.sha])[entry.sha] == b"$Id: also $\r\nnot utf-16\n"
     # the user's own repository is untouched: no commit, no index written by us
     assert not (root / ".git" / "index").exists()
     assert subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "HEAD"], capture_output=True).returncode != 0
@@ -165,7 +172,7 @@ def test_a_file_gone_between_the_walk_and_git_is_left_out_not_a_failed_checkpoin
     real_git = store.git
 
     def git_after_the_rename(*args: str, **kwargs: object) -> bytes:
-        if args[0] == "hash-object" and (root / ".b0.txt.abc123.tmp").exists():
+        if args[0] == "update-index" and (root / ".b0.txt.abc123.tmp").exists():  # the call that reads the files
             (root / ".b0.txt.abc123.tmp").rename(root / "b0.txt")  # the other server's rename
         return real_git(*args, **kwargs)  # type: ignore[arg-type]
 
@@ -173,3 +180,88 @@ def test_a_file_gone_between_the_walk_and_git_is_left_out_not_a_failed_checkpoin
     with store.locked():
         snap = store.snapshot("refs/sessions/s", "one")
     assert sorted(store.files(snap.commit)) == ["kept.py"]
+
+
+def _snap(store: CheckpointStore, ref: str = "refs/sessions/s") -> tuple[str, list[str]]:
+    with store.locked():
+        snap = store.snapshot(ref, "a checkpoint")
+    return snap.commit, snap.too_large
+
+
+def test_what_was_recorded_leaves_the_store_when_the_rules_exclude_it(tmp_path):
+    """The store's index remembers what it recorded: a file later ignored, swapped for a link,
+    grown past 10 MB, or inside a folder that became a nested repository is not recorded again
+    (as a store without memory would not), and a mode change is."""
+    root = tmp_path / "ws"
+    for rel in ("a.txt", "linked.txt", "big.txt", "logs/x.txt", "vendor/lib.py", "run.sh"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel + "\n")
+    (root / ".gitignore").write_text("*.tmp\n")
+    store = CheckpointStore(tmp_path / "home", "k", root)
+    first, _ = _snap(store)
+    assert sorted(store.files(first)) == [".gitignore", "a.txt", "big.txt", "linked.txt", "logs/x.txt", "run.sh", "vendor/lib.py"]
+    (root / ".gitignore").write_text("*.tmp\nlogs/\n")
+    (root / "linked.txt").unlink()
+    (root / "linked.txt").symlink_to("a.txt")
+    (root / "big.txt").write_bytes(b"\0" * (10 * 1024 * 1024 + 1))
+    subprocess.run(["git", "init", "-q", str(root / "vendor")], check=True)
+    (root / "vendor" / "new.py").write_text("y\n")
+    (root / "run.sh").chmod(0o755)
+    second, too_large = _snap(store)
+    files = store.files(second)
+    assert sorted(files) == [".gitignore", "a.txt", "run.sh"]
+    assert files["run.sh"].mode == "100755"
+    assert too_large == ["big.txt"]
+    third, too_large = _snap(store)  # and stays so: the next checkpoint is the same one
+    assert third == second and too_large == ["big.txt"]
+
+
+def test_a_change_within_the_same_instant_as_the_last_checkpoint_is_seen(tmp_path):
+    """Same size, same second: git's stat check alone would miss it (racy git); the store must not."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"one\n")
+    store = CheckpointStore(tmp_path / "home", "k", root)
+    before = os.stat(root / "a.txt")
+    first, _ = _snap(store)
+    (root / "a.txt").write_bytes(b"two\n")
+    os.utime(root / "a.txt", ns=(before.st_atime_ns, before.st_mtime_ns))  # even its mtime as recorded
+    second, _ = _snap(store)
+    assert [c.path for c in store.changes(first, second)] == ["a.txt"]
+
+
+def test_a_damaged_or_locked_index_is_rebuilt_and_two_sessions_share_one(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    store = CheckpointStore(tmp_path / "home", "k", root)
+    first, _ = _snap(store, "refs/sessions/one")
+    (root / "b.txt").write_text("b\n")
+    other, _ = _snap(store, "refs/sessions/two")  # another session records meanwhile
+    (tmp_path / "home" / "checkpoints" / "k" / "worktree-index").write_bytes(b"DIRC garbage")
+    (tmp_path / "home" / "checkpoints" / "k" / "worktree-index.lock").write_bytes(b"")  # a git killed mid-write
+    (root / "a.txt").write_text("a2\n")
+    second, _ = _snap(store, "refs/sessions/one")
+    assert sorted(store.files(second)) == ["a.txt", "b.txt"]
+    assert sorted(c.path for c in store.changes(first, second)) == ["a.txt", "b.txt"]
+    assert store.resolve(f"{second}~1") == first  # one session's checkpoints stay one line
+    assert store.files(other).keys() == {"a.txt", "b.txt"}
+
+
+def test_odd_names_are_recorded_as_they_are(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    store = CheckpointStore(tmp_path / "home", "k", root)
+    first, _ = _snap(store)
+    names = ['say "hi".txt', "two\nlines.txt", " lead.txt", "back\\slash.txt", "ünï.txt"]
+    for name in names:
+        (root / name).write_text(name)
+    (root / "a.txt").unlink()
+    second, _ = _snap(store)  # a few files: written by fast-import, read by this code
+    files = store.files(second)
+    assert sorted(files) == sorted(names)
+    assert {store.blobs([e.sha])[e.sha].decode() for e in files.values()} == set(names)
+    assert {c.path for c in store.changes(first, second)} == {"a.txt", *names}
+    third, _ = _snap(store)  # the index agrees: nothing changed since
+    assert third == second
