@@ -132,6 +132,8 @@ def test_panel_end_to_end(vscode: VsCode) -> None:
     assert "restore hello.py" in r["checkpointDialog"] and "Files only" in r["checkpointDialog"], r["checkpointDialog"]
     assert r["checkpointDialogOnScreen"]
     assert any("Restored 1 file: hello.py" in t for t in r["afterRestore"]), r["afterRestore"]
+    # ... and the turn's "1 file changed" now reads hello.py as undone (no Undo for it any more).
+    assert any(t.startswith("1 file changed") and "undone" in t for t in r["afterRestore"]), r["afterRestore"]
     assert (vscode.workspace / "hello.py").read_text() == "print('hello')\n"
     # The composer: slash completion, the @ picker attaches the file, history walks and restores the draft.
     assert "/compact [focus]" in r["slashOptions"], r["slashOptions"]

@@ -319,6 +319,7 @@ export class Controller implements vscode.Disposable {
       if (r.messages) {
         this.store.load(r.sessionId, this.store.title, r.messages, summary, [], await this.turnsOf(r.sessionId));
       } else {
+        this.store.restoredFrom(turnId, r.restored);
         this.store.addNotice(summary);
       }
       if (r.prompt) this.view?.post({ t: 'command', name: 'insert', text: r.prompt });
@@ -461,10 +462,9 @@ export class Controller implements vscode.Disposable {
 
   /** Compaction cannot be undone: the model sees only the summary afterwards. Asked first. */
   async confirmCompact(): Promise<void> {
-    const n = this.store.rows.filter((r) => r.kind === 'user' || r.kind === 'assistant').length;
     const choice = await vscode.window.showWarningMessage(
       'Compact the conversation now?',
-      { modal: true, detail: `The model summarises the conversation (${plural(n, 'message')} shown) and the summary replaces it in the context. The messages stay readable here, folded, but the agent sees only the summary from now on. This cannot be undone.` },
+      { modal: true, detail: 'The model summarises the conversation and the summary replaces it in the context. The messages stay readable here, folded, but the agent sees only the summary from now on. This cannot be undone.' },
       'Compact',
     );
     if (choice === 'Compact') await this.compact();

@@ -264,6 +264,18 @@ export class SessionStore {
     this.add({ kind: 'changes', text: '', turnId, files });
   }
 
+  /** A rewind to before `turnId` ("Files only") put these files back: in that turn's and every
+   * later turn's "N files changed" they read as undone. */
+  restoredFrom(turnId: string, paths: string[]): void {
+    const start = this.rows.findIndex((r) => r.turnId === turnId);
+    if (start < 0) return;
+    for (const row of this.rows.slice(start)) {
+      if (row.kind !== 'changes' || !row.files?.some((f) => paths.includes(f.path) && !f.undone)) continue;
+      row.files = row.files.map((f) => (paths.includes(f.path) ? { ...f, undone: true } : f));
+      this.touch(row);
+    }
+  }
+
   /** "Undo" in a turn's summary put these files back. */
   undone(turnId: string, paths: string[]): void {
     const row = this.rows.find((r) => r.kind === 'changes' && r.turnId === turnId);

@@ -89,6 +89,9 @@ test('a turn that changed files: "N files changed" after its answer, and Restore
   assert.equal(after.querySelectorAll('.change-undo').length, 1);
   assert.equal(render({ ...changes, files: [{ path: 'x', change: 'added', undone: true }] }).textContent?.includes('Undo all'), false);
   assert.match(render({ ...changes, files: [{ path: 'x', change: 'added' }] }).textContent ?? '', /1 file changed/);
+  // A "Files only" restore to before the first turn: the later turn's files read as undone too.
+  s.restoredFrom('T1', ['b.txt']);
+  assert.deepEqual(s.rows[4].files?.map((f) => !!f.undone), [true, true]);
 });
 
 test('a resumed session: turns tagged from the checkpoints, "N files changed" at the end of each turn that changed files', () => {
