@@ -65,7 +65,8 @@ def nvim(request: pytest.FixtureRequest) -> Path:
     return _nvim(*request.param)
 
 
-def _run(nvim: Path, fake: FakeProvider, tmp_path: Path) -> tuple[dict, subprocess.CompletedProcess, Path]:
+def _run(nvim: Path, fake: FakeProvider, tmp_path: Path,
+         script: Path = SCRIPT) -> tuple[dict, subprocess.CompletedProcess, Path]:
     home = tmp_path / "home"
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -89,7 +90,7 @@ def _run(nvim: Path, fake: FakeProvider, tmp_path: Path) -> tuple[dict, subproce
     env.pop("NVIM_LISTEN_ADDRESS", None)
     try:
         proc = subprocess.run(
-            [str(nvim), "--headless", "-i", "NONE", "-u", str(SCRIPT)],
+            [str(nvim), "--headless", "-i", "NONE", "-u", str(script)],
             cwd=workspace, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
         )  # beyond the script's own watchdog (240 s), which reports the step it timed out at
     except subprocess.TimeoutExpired as exc:
@@ -135,7 +136,8 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     assert result["todos"]["rendered"] == RENDERED
     assert result["todos"]["todos"] == TODOS
     assert result["todos_count"] >= 1
-    assert result["todos_window"] == {"lines": RENDERED.split("\n"), "floating": True, "closed": True}
+    # docked above the chat transcript (shown since the prompt), not a float over it (issue 41 item 7)
+    assert result["todos_window"] == {"lines": RENDERED.split("\n"), "floating": False, "closed": True}
 
     # shiro/status and the statusline
     status = result["status"]

@@ -11,9 +11,16 @@ local ns = api.nvim_create_namespace("shiro_chat")
 
 C.buf = nil
 C.mark = nil
-C.open_line = false -- the last transcript line is streamed text still being written
+C.open_kind = nil -- "text" | "reasoning": the last transcript line is streamed text still being written
 C.pending = {} -- prompts sent whose turn has not started yet (FIFO, like the server's queue)
 local tool_names = {} -- toolCallId -> toolName
+local changes = {} -- { mark, turnId, files } per "N files changed" line, oldest first
+local MAX_CHANGE_ROWS = 200 -- the oldest rows forget their turn beyond this (the text stays)
+
+-- Reasoning summaries are written with this prefix and folded by it (foldexpr below), closed.
+local REASONING = "  ┊ "
+local FOLD_EXPR = [[getline(v:lnum)=~#'^  ┊'?1:0]]
+local FOLD_TEXT = [[printf('  ┊ thinking… (%d line%s; zo opens, zc folds)', v:foldend-v:foldstart+1, v:foldend>v:foldstart?'s':'')]]
 
 local function shiro()
   return require("shiro")
@@ -97,7 +104,8 @@ function C.ensure()
     end
   end
   local buf = api.nvim_create_buf(false, true)
-  C.buf, C.mark, C.open_line, C.pending = buf, nil, false, {}
+  C.buf, C.mark, C.open_kind, C.pending = buf, nil, nil, {}
+  changes = {}
   pcall(api.nvim_buf_set_name, buf, NAME)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "hide"
@@ -119,6 +127,18 @@ function C.ensure()
   map("n", keys.abort, function()
     shiro().abort()
   end, "shiro: abort the turn")
+  map("n", keys.diff, function()
+    local entry = C.change_at_cursor()
+    if entry then
+      shiro().turn_diff(nil, entry.turnId)
+    end
+  end, "shiro: the diff of the turn whose changes are under or above the cursor")
+  map("n", keys.undo, function()
+    local entry = C.change_at_cursor()
+    if entry then
+      shiro().undo(nil, entry.turnId)
+    end
+  end, "shiro: undo a file or the whole turn under or above the cursor")
   return buf
 end
 
@@ -149,9 +169,19 @@ function C.open(focus, insert)
     vim.wo[win].number = false
     vim.wo[win].relativenumber = false
     vim.wo[win].signcolumn = "no"
+    vim.wo[win].foldmethod = "expr"
+    vim.wo[win].foldexpr = FOLD_EXPR
+    vim.wo[win].foldtext = FOLD_TEXT
+    vim.wo[win].foldlevel = 0
+    vim.wo[win].foldminlines = 0
+    vim.wo[win].foldenable = true
     pcall(api.nvim_win_set_cursor, win, { api.nvim_buf_line_count(buf), 0 })
     if not focus and pos ~= "tab" and pos ~= "current" and api.nvim_win_is_valid(previous) then
       api.nvim_set_current_win(previous)
+    end
+    local panel = require("shiro.panel")
+    if panel.todos_visible() then
+      panel.show_todos(shiro().state.todos) -- docked above the chat now, off the transcript
     end
   elseif focus then
     api.nvim_set_current_win(win)
@@ -173,23 +203,30 @@ function C.add_lines(lines)
   vim.list_extend(chunk, lines)
   -- insert after the end of the last transcript line: strictly before the mark, so it moves down
   api.nvim_buf_set_text(C.buf, row - 1, #last, row - 1, #last, chunk)
-  C.open_line = false
+  C.open_kind = nil
   follow()
 end
 
---- Append streamed text to the transcript.
-function C.stream(text)
+--- Append streamed text to the transcript; `kind` "reasoning" writes every line with the folded
+--- reasoning prefix.
+function C.stream(text, kind)
   if text == nil or text == "" then
     return
   end
+  kind = kind or "text"
+  local prefix = kind == "reasoning" and REASONING or ""
   C.ensure()
-  if not C.open_line then
-    C.add_lines({ "" })
-    C.open_line = true
+  if C.open_kind ~= kind then
+    C.add_lines({ prefix })
+    C.open_kind = kind
   end
   local row = input_row()
   local last = api.nvim_buf_get_lines(C.buf, row - 1, row, false)[1] or ""
-  api.nvim_buf_set_text(C.buf, row - 1, #last, row - 1, #last, vim.split(text, "\n", { plain = true }))
+  local pieces = vim.split(text, "\n", { plain = true })
+  for i = 2, #pieces do
+    pieces[i] = prefix .. pieces[i]
+  end
+  api.nvim_buf_set_text(C.buf, row - 1, #last, row - 1, #last, pieces)
   follow()
 end
 
@@ -199,8 +236,12 @@ function C.reset(title)
   local row = input_row()
   local last = api.nvim_buf_get_lines(C.buf, row - 1, row, false)[1] or ""
   api.nvim_buf_set_text(C.buf, 0, 0, row - 1, #last, { header() })
-  C.open_line = false
+  C.open_kind = nil
   tool_names = {}
+  for _, entry in ipairs(changes) do
+    pcall(api.nvim_buf_del_extmark, C.buf, ns, entry.mark)
+  end
+  changes = {}
   if title then
     C.add_lines({ "", "== " .. title .. " ==" })
   end
@@ -281,6 +322,8 @@ function C.on_event(ev)
     end
   elseif t == E.text_delta then
     C.stream(ev.text)
+  elseif t == E.reasoning_delta then
+    C.stream(ev.text, "reasoning")
   elseif t == E.tool_call then
     if not shiro()._is_nil(ev.toolCallId) then
       tool_names[ev.toolCallId] = ev.toolName
@@ -300,7 +343,55 @@ function C.on_event(ev)
       line = line .. ": " .. tostring(ev.error)
     end
     C.add_lines({ line })
+    if type(ev.files) == "table" and #ev.files > 0 then
+      C.add_changes(ev.turnId, ev.files)
+    end
   end
+end
+
+local MAX_NAMED = 6
+
+--- "N files changed: a.py (modified), b.py (added) · <keys>", remembered for the keys at that line.
+function C.add_changes(turn_id, files)
+  local names = {}
+  for i, f in ipairs(files) do
+    if i > MAX_NAMED then
+      table.insert(names, string.format("and %d more", #files - MAX_NAMED))
+      break
+    end
+    table.insert(names, string.format("%s (%s)", tostring(f.path), tostring(f.change)))
+  end
+  local keys = cfg().keys or {}
+  local hint = string.format("  [%s diff · %s undo · :ShiroDiff · :ShiroUndo]", keys.diff or "", keys.undo or "")
+  C.add_lines({ string.format("%d file%s changed: %s%s", #files, #files == 1 and "" or "s", table.concat(names, ", "), hint) })
+  local row = input_row() - 1
+  local mark = api.nvim_buf_set_extmark(C.buf, ns, row, 0, {})
+  table.insert(changes, { mark = mark, turnId = turn_id, files = files })
+  if #changes > MAX_CHANGE_ROWS then
+    local old = table.remove(changes, 1)
+    pcall(api.nvim_buf_del_extmark, C.buf, ns, old.mark)
+  end
+end
+
+--- Every "files changed" row still in the transcript: { turnId, files } oldest first.
+function C.changes()
+  return changes
+end
+
+--- The "files changed" row at or above the cursor (the nearest), or nil with a message.
+function C.change_at_cursor()
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local best, best_row = nil, -1
+  for _, entry in ipairs(changes) do
+    local pos = api.nvim_buf_get_extmark_by_id(C.buf, ns, entry.mark, {})
+    if pos[1] and pos[1] <= row and pos[1] > best_row then
+      best, best_row = entry, pos[1]
+    end
+  end
+  if not best then
+    shiro()._notify("no turn above the cursor changed files")
+  end
+  return best
 end
 
 --- Render a resumed session's messages (`shiro.resume` result).

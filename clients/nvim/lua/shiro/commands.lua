@@ -17,7 +17,56 @@ local commands = {
   { "ShiroResume", function(o) shiro().resume(o.args) end, { nargs = "?", desc = "shiro: resume a session by id prefix (latest when empty)" } },
   { "ShiroRewind", function() shiro().rewind() end, { desc = "shiro: take files (and the conversation) back to before a turn" } },
   { "ShiroStatus", function() shiro().show_status() end, { desc = "shiro: show context use, tokens and cost" } },
+  { "ShiroDiff", function(o) shiro().turn_diff(o.args) end, { nargs = "?", complete = function() return M.changed_files() end, desc = "shiro: what the last turn changed, as a diff [file]" } },
+  { "ShiroUndo", function(o) shiro().undo(o.args) end, { nargs = "?", complete = function() return M.changed_files() end, desc = "shiro: undo a file (or pick: the whole turn) of the last turn's changes" } },
+  { "ShiroEffort", function(o) shiro().effort(o.args) end, { nargs = "?", complete = function() return shiro().EFFORTS end, desc = "shiro: show or set the reasoning effort" } },
 }
+
+--- `:Shiro {subcommand} [args]`: the same commands, e.g. `:Shiro effort high`.
+local subcommands = {
+  chat = "ShiroChat", abort = "ShiroAbort", new = "ShiroNew", compact = "ShiroCompact", notes = "ShiroNotes",
+  todos = "ShiroTodos", sessions = "ShiroSessions", resume = "ShiroResume", rewind = "ShiroRewind",
+  status = "ShiroStatus", diff = "ShiroDiff", undo = "ShiroUndo", effort = "ShiroEffort",
+}
+
+--- The paths the last turn with changes touched (completion for :ShiroDiff and :ShiroUndo).
+function M.changed_files()
+  local last = package.loaded["shiro"] and shiro().state.last_changes
+  local out = {}
+  for _, f in ipairs(last and last.files or {}) do
+    table.insert(out, tostring(f.path))
+  end
+  return out
+end
+
+local function dispatch(o)
+  local sub, rest = o.args:match("^%s*(%S+)%s*(.-)%s*$")
+  local target = sub and subcommands[sub]
+  if not target then
+    local names = vim.tbl_keys(subcommands)
+    table.sort(names)
+    vim.notify("shiro: :Shiro {" .. table.concat(names, "|") .. "} [args]", vim.log.levels.ERROR)
+    return
+  end
+  vim.cmd(target .. (o.bang and "!" or "") .. (rest ~= "" and (" " .. rest) or ""))
+end
+
+local function complete(arglead, cmdline)
+  local sub = cmdline:match("^%s*%S+%s+(%S+)%s")
+  if sub and subcommands[sub] then
+    return vim.fn.getcompletion(subcommands[sub] .. " " .. arglead, "cmdline")
+  end
+  local names = {}
+  for name in pairs(subcommands) do
+    if name:sub(1, #arglead) == arglead then
+      table.insert(names, name)
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+table.insert(commands, { "Shiro", dispatch, { nargs = "+", bang = true, complete = complete, desc = "shiro: :Shiro {subcommand} [args]" } })
 
 function M.define()
   for _, c in ipairs(commands) do

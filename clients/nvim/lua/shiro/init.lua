@@ -28,10 +28,11 @@ local defaults = {
     position = "right", -- "right" | "bottom" | "tab" | "current"
     size = 80, -- columns (right) or lines (bottom)
     filetype = "markdown",
-    keys = { send = "<CR>", send_insert = "<C-s>", abort = "<C-c>" },
+    -- diff / undo: the turn whose "N files changed" line is at or above the cursor
+    keys = { send = "<CR>", send_insert = "<C-s>", abort = "<C-c>", diff = "gd", undo = "gu" },
   },
   todos = {
-    layout = "float", -- "float" | "split"
+    layout = "dock", -- "dock" (above the chat transcript) | "float" (beside it) | "split" (bottom)
     auto_open = false, -- open the panel when the agent first writes a task list
   },
 }
@@ -47,6 +48,7 @@ M.state = {
   status = nil, -- last `shiro/status` params
   todos = nil, -- last `shiro/todos` params
   last_turn_end = nil, -- last `turn_end` event
+  last_changes = nil, -- { turnId, files } of the last turn that changed files
   turns_ended = 0,
 }
 
@@ -206,6 +208,9 @@ local function on_event(_, params)
   if params.type == wire.events.turn_end then
     M.state.last_turn_end = params
     M.state.turns_ended = M.state.turns_ended + 1
+    if type(params.files) == "table" and #params.files > 0 then
+      M.state.last_changes = { turnId = params.turnId, files = params.files }
+    end
   end
   if not is_nil(params.sessionId) then
     M.state.session_id = params.sessionId
@@ -302,8 +307,13 @@ local function on_save_documents(_, params)
   return { saved = saved }
 end
 
+local function on_approve(_, params)
+  return require("shiro.approve").handle(params)
+end
+
 local handlers = {
   [wire.notifications.event] = on_event,
+  [wire.server_requests.approve] = on_approve,
   [wire.notifications.todos] = on_todos,
   [wire.notifications.status] = on_status,
   ["window/showMessageRequest"] = on_message_request,
@@ -325,7 +335,8 @@ end
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.shiro = { saveDocuments = true }
+  -- approvals: shiro/approve carries the edit's diff and takes a reason with a denial
+  caps.experimental.shiro = { saveDocuments = true, approvals = true }
   return caps
 end
 
@@ -626,8 +637,10 @@ function M.rewind()
   end)
 end
 
-function M.rewind_to(turn_id, files_only, force)
-  M.execute(wire.commands.rewind, { turnId = turn_id, conversation = not files_only, force = force or nil }, function(err, result)
+--- `paths`: restore only these workspace-relative files (files only, the conversation untouched).
+function M.rewind_to(turn_id, files_only, force, paths, undo)
+  local arg = { turnId = turn_id, conversation = not files_only, force = force or nil, paths = paths }
+  M.execute(wire.commands.rewind, arg, function(err, result)
     if err or not result then
       return
     end
@@ -640,14 +653,112 @@ function M.rewind_to(turn_id, files_only, force)
     if result.messages ~= nil and not is_nil(result.messages) then
       chat.show_transcript({ sessionId = result.sessionId, messages = result.messages }, "rewound " .. tostring(result.sessionId):sub(1, 8))
     end
-    if result.prompt ~= nil and not is_nil(result.prompt) and result.prompt ~= "" then
+    if not undo and result.prompt ~= nil and not is_nil(result.prompt) and result.prompt ~= "" then
       chat.set_input(result.prompt)
     end
-    local msg = string.format("rewound: %d file(s) restored", #restored)
+    local msg = string.format("%s: %d file(s) restored", undo and "undone" or "rewound", #restored)
     if #conflicts > 0 then
       msg = msg .. "; left as they are: " .. table.concat(conflicts, ", ")
     end
+    if undo then
+      chat.add_lines({ "-- " .. msg .. (#restored > 0 and (" (" .. table.concat(restored, ", ") .. ")") or "") })
+    end
     notify(msg, #conflicts > 0 and vim.log.levels.WARN or nil)
+  end)
+end
+
+--- The turn `turn_id` (default: the last one that changed files), or nil with a message.
+local function changed_turn(turn_id)
+  if turn_id and turn_id ~= "" then
+    return turn_id
+  end
+  local last = M.state.last_changes
+  if not last then
+    notify("no turn has changed files yet in this Neovim")
+    return nil
+  end
+  return last.turnId
+end
+
+--- `:ShiroDiff [path]`: what a turn changed (`shiro.turnDiff`), in a diff buffer.
+function M.turn_diff(path, turn_id)
+  turn_id = changed_turn(turn_id)
+  if not turn_id then
+    return
+  end
+  local arg = { turnId = turn_id }
+  if path and not path:match("^%s*$") then
+    arg.path = vim.trim(path)
+  end
+  M.execute(wire.commands.turnDiff, arg, function(err, result)
+    if err or not result then
+      return
+    end
+    local lines = vim.split(tostring(result.diff or ""), "\n", { plain = true })
+    if lines[#lines] == "" then
+      table.remove(lines)
+    end
+    if #lines == 0 then
+      lines = { "(no changes left in this turn's files)" }
+    end
+    if result.truncated == true then
+      table.insert(lines, "… cut here: :ShiroDiff {file} shows one file")
+    end
+    require("shiro.panel").scratch("shiro://diff", lines, { filetype = "diff", height = math.floor(vim.o.lines / 2) })
+  end)
+end
+
+--- `:ShiroUndo [path]`: restore one file (or, picked from a list, all of them) to before the turn.
+function M.undo(path, turn_id)
+  turn_id = changed_turn(turn_id)
+  if not turn_id then
+    return
+  end
+  if path and not path:match("^%s*$") then
+    M.rewind_to(turn_id, true, false, { vim.trim(path) }, true)
+    return
+  end
+  local files = {}
+  local last = M.state.last_changes
+  for _, entry in ipairs(require("shiro.chat").changes()) do
+    if entry.turnId == turn_id then
+      files = entry.files
+    end
+  end
+  if #files == 0 and last and last.turnId == turn_id then
+    files = last.files
+  end
+  local items = { { label = string.format("the whole turn (%d file%s)", #files, #files == 1 and "" or "s") } }
+  for _, f in ipairs(files) do
+    table.insert(items, { label = tostring(f.path) .. " (" .. tostring(f.change) .. ")", path = f.path })
+  end
+  vim.ui.select(items, {
+    prompt = "Undo which change?",
+    kind = "shiro_undo",
+    format_item = function(i)
+      return i.label
+    end,
+  }, function(choice)
+    if choice then
+      M.rewind_to(turn_id, true, false, choice.path and { choice.path } or nil, true)
+    end
+  end)
+end
+
+M.EFFORTS = { "minimal", "low", "medium", "high", "default" }
+
+--- `:ShiroEffort [level]`: report or set the reasoning effort (from the next request on).
+function M.effort(level)
+  local arg = {}
+  if level and not level:match("^%s*$") then
+    arg.effort = vim.trim(level)
+  end
+  M.execute(wire.commands.effort, arg, function(err, result)
+    if err or not result then
+      return
+    end
+    local effort = is_nil(result.effort) and "the endpoint's default" or tostring(result.effort)
+    notify(string.format("reasoning effort: %s (model %s)", effort, tostring(result.model)))
   end)
 end
 

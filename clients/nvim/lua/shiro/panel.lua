@@ -1,4 +1,5 @@
--- Small read-only windows: the task list (a floating window or a split) and scratch lists.
+-- Small read-only windows: the task list (docked above the chat transcript, a float beside it, or
+-- a split) and scratch lists. The task list never covers the chat transcript.
 
 local P = {}
 
@@ -70,13 +71,37 @@ function P.close_todos()
   todos.win = nil
 end
 
+--- The chat buffer's window in this tab (not a float), if it is shown.
+local function chat_win()
+  local chat = require("shiro.chat")
+  if not (chat.buf and api.nvim_buf_is_valid(chat.buf)) then
+    return nil
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(w) == chat.buf and api.nvim_win_get_config(w).relative == "" then
+      return w
+    end
+  end
+  return nil
+end
+
+--- Top right of the editor, or, when the chat is shown, top right of the space left of it (the
+--- float then covers code, never the transcript).
 local function float_config(lines)
+  local right = vim.o.columns - 1
+  local chat = chat_win()
+  if chat then
+    local col = api.nvim_win_get_position(chat)[2]
+    if col > 0 then
+      right = col - 1 -- the chat's left edge; the border is drawn inside this column
+    end
+  end
   return {
     relative = "editor",
     anchor = "NE",
     row = 1,
-    col = vim.o.columns - 1,
-    width = width_of(lines),
+    col = right,
+    width = math.min(width_of(lines), math.max(10, right - 2)),
     height = math.max(1, math.min(#lines, vim.o.lines - 4)),
     style = "minimal",
     border = "rounded",
@@ -85,30 +110,69 @@ local function float_config(lines)
   }
 end
 
+local function plain_window(win)
+  vim.wo[win].winfixheight = true
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].signcolumn = "no"
+  vim.wo[win].foldenable = false
+end
+
+--- The docked list's height: its lines, but at most a third of the chat window.
+local function dock_height(lines, chat)
+  return math.max(1, math.min(#lines, math.floor(api.nvim_win_get_height(chat) / 3)))
+end
+
+--- Where the task list goes now: "dock" (a window above the chat's transcript, in its column),
+--- "float" or "split". `dock` without a chat window shown is a float (nothing to cover then).
+local function placement(layout)
+  if layout == "split" or layout == "float" then
+    return layout
+  end
+  return chat_win() and "dock" or "float"
+end
+
 --- Show (or refresh) the task list panel.
 function P.show_todos(params)
-  local layout = require("shiro").config.todos.layout
+  local layout = placement(require("shiro").config.todos.layout)
   local lines = P.todo_lines(params)
   if not (todos.buf and api.nvim_buf_is_valid(todos.buf)) then
     todos.buf = scratch_buf("shiro://todos")
+    vim.keymap.set("n", "q", P.close_todos, { buffer = todos.buf, silent = true, desc = "shiro: close the task list" })
   end
   set_lines(todos.buf, lines)
   if P.todos_visible() then
-    if api.nvim_win_get_config(todos.win).relative ~= "" then
+    local floating = api.nvim_win_get_config(todos.win).relative ~= ""
+    if floating and layout == "float" then
       api.nvim_win_set_config(todos.win, float_config(lines))
-    elseif layout == "split" then
+      return todos.win
+    elseif not floating and layout == "split" then
       pcall(api.nvim_win_set_height, todos.win, math.max(1, #lines))
+      return todos.win
+    elseif not floating and layout == "dock" then
+      pcall(api.nvim_win_set_height, todos.win, dock_height(lines, chat_win()))
+      return todos.win
     end
-    return todos.win
+    P.close_todos() -- the chat window came or went: place it anew
   end
-  if layout == "split" then
+  if layout == "dock" then
+    local chat = chat_win()
+    local previous = api.nvim_get_current_win()
+    api.nvim_win_call(chat, function()
+      vim.cmd("aboveleft " .. dock_height(lines, chat) .. "split")
+      todos.win = api.nvim_get_current_win()
+    end)
+    api.nvim_win_set_buf(todos.win, todos.buf)
+    plain_window(todos.win)
+    if api.nvim_win_is_valid(previous) then
+      api.nvim_set_current_win(previous)
+    end
+  elseif layout == "split" then
     local previous = api.nvim_get_current_win()
     vim.cmd("botright " .. math.max(1, #lines) .. "split")
     todos.win = api.nvim_get_current_win()
     api.nvim_win_set_buf(todos.win, todos.buf)
-    vim.wo[todos.win].winfixheight = true
-    vim.wo[todos.win].number = false
-    vim.wo[todos.win].relativenumber = false
+    plain_window(todos.win)
     if api.nvim_win_is_valid(previous) then
       api.nvim_set_current_win(previous)
     end
@@ -118,10 +182,15 @@ function P.show_todos(params)
   return todos.win
 end
 
---- A scratch list in a bottom split; `q` closes it.
-function P.scratch(name, lines)
+--- A scratch list in a bottom split; `q` closes it. opts: `filetype`, `height` (default: its
+--- lines, 3 to 15).
+function P.scratch(name, lines, opts)
+  opts = opts or {}
   local buf = scratch_buf(name)
   set_lines(buf, lines)
+  if opts.filetype then
+    vim.bo[buf].filetype = opts.filetype
+  end
   vim.keymap.set("n", "q", "<cmd>close<CR>", { buffer = buf, silent = true })
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     if api.nvim_win_get_buf(w) == buf then
@@ -129,7 +198,7 @@ function P.scratch(name, lines)
       return w
     end
   end
-  vim.cmd("botright " .. math.max(3, math.min(#lines, 15)) .. "split")
+  vim.cmd("botright " .. (opts.height or math.max(3, math.min(#lines, 15))) .. "split")
   local win = api.nvim_get_current_win()
   api.nvim_win_set_buf(win, buf)
   return win

@@ -15,6 +15,8 @@ return {
     status = "shiro.status",
     checkpoints = "shiro.checkpoints",
     rewind = "shiro.rewind",
+    turnDiff = "shiro.turnDiff",
+    effort = "shiro.effort",
   },
   notifications = {
     event = "shiro/event",
@@ -23,10 +25,12 @@ return {
   },
   server_requests = {
     saveDocuments = "shiro/saveDocuments",
+    approve = "shiro/approve",
   },
   events = {
     turn_start = "turn_start",
     text_delta = "text_delta",
+    reasoning_delta = "reasoning_delta",
     tool_call = "tool_call",
     tool_result = "tool_result",
     compacted = "compacted",
