@@ -213,7 +213,10 @@ async def test_read_file_numbers_lines_and_ranges(ws: Path, host: DiskToolHost) 
     assert whole.output.splitlines()[0] == "    1\tline 1"
     assert whole.output.splitlines()[-1] == "   20\tline 20"
     part = await call(host, "read_file", {"path": "a.py", "start_line": 12, "end_line": 14})
-    assert part.output == "   12\tline 12\n   13\tline 13\n   14\tline 14"
+    # A range short of the end says where the file goes on (issue 37).
+    assert part.output == (
+        "   12\tline 12\n   13\tline 13\n   14\tline 14\n[showing lines 12-14 of 20; pass start_line=15 to read on]"
+    )
     tail = await call(host, "read_file", {"path": "a.py", "start_line": 19, "end_line": 99})
     assert tail.output == "   19\tline 19\n   20\tline 20"
     past = await call(host, "read_file", {"path": "a.py", "start_line": 21})

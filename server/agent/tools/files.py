@@ -17,16 +17,21 @@ from msgspec import UNSET, Meta, UnsetType
 
 from .. import workspace_fs
 from ..workspace_fs import NotRegularFile
+from . import seen_files
 from .arguments import check_arguments
 from .background import command_output_file, read_output_file
 from .base import Tool, ToolError, ToolHost, ToolResult
-from .output_cap import cap_output
+from .edit_match import Planned, plan_edit
+from .output_cap import DEFAULT_LIMIT
 from .workspace_paths import resolve_workspace_path, workspace_relative
 
 # Without an explicit end_line a read stops here: whole large files crowd out the conversation.
 DEFAULT_MAX_LINES = 2000
 # Minified files have enormous lines; one of them should not eat the whole output budget.
 MAX_LINE_CHARS = 2000
+# read_file's output budget (characters): whole lines up to it, then the note where to read on.
+# Under the common output cap (tools/output_cap.py), so that cap never cuts the note off.
+READ_BUDGET = DEFAULT_LIMIT - 500
 # NUL bytes in the first block are the usual mark of a binary file (what git and grep look at).
 _SNIFF_BYTES = 8192
 
@@ -100,13 +105,10 @@ async def editor_or_disk_text(host: ToolHost, path: Path, shown: str) -> str:
     return await asyncio.to_thread(read_disk_text, host.root, path, shown)
 
 
-def _number(lines: list[str], first: int) -> str:
-    out = []
-    for offset, line in enumerate(lines):
-        if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line):,} characters]"
-        out.append(f"{first + offset:>5}\t{line}")
-    return "\n".join(out)
+def _number_line(number: int, line: str) -> str:
+    if len(line) > MAX_LINE_CHARS:
+        line = f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line):,} characters]"
+    return f"{number:>5}\t{line}"
 
 
 async def _read_file(host: ToolHost, args: ReadFileArgs) -> ToolResult:
@@ -116,6 +118,8 @@ async def _read_file(host: ToolHost, args: ReadFileArgs) -> ToolResult:
     path = output or resolve_workspace_path(host.root, args.path)
     shown = str(output) if output else workspace_relative(host.root, path)
     text = await asyncio.to_thread(read_output_file, output) if output else await editor_or_disk_text(host, path, shown)
+    if output is None:
+        seen_files.remember(host, path, text)
     lines = split_lines(text)
     start = args.start_line or 1  # both are at least 1: the Struct's bound
     end = args.end_line or None
@@ -125,14 +129,25 @@ async def _read_file(host: ToolHost, args: ReadFileArgs) -> ToolResult:
         return ToolResult(f"'{shown}' is empty")
     if start > len(lines):
         raise ToolError(f"start_line {start} is past the end of '{shown}' ({len(lines)} lines)")
-    last = min(end if end is not None else start + DEFAULT_MAX_LINES - 1, len(lines))
-    body = _number(lines[start - 1 : last], start)
-    if end is None and last < len(lines):
+    last_wanted = min(end if end is not None else start + DEFAULT_MAX_LINES - 1, len(lines))
+    # Whole lines up to the budget: a cut never lands inside a line or drops the note below.
+    out: list[str] = []
+    used = 0
+    for number in range(start, last_wanted + 1):
+        numbered = _number_line(number, lines[number - 1])
+        if out and used + len(numbered) + 1 > READ_BUDGET:
+            break
+        out.append(numbered)
+        used += len(numbered) + 1
+    last = start + len(out) - 1
+    body = "\n".join(out)
+    if last < len(lines):
+        why = "" if last == last_wanted else f" (output limit of {READ_BUDGET:,} characters)"
         body += (
-            f"\n[showing lines {start}-{last} of {len(lines)}; "
+            f"\n[showing lines {start}-{last} of {len(lines)}{why}; "
             f"pass start_line={last + 1} to read on]"
         )
-    return ToolResult(cap_output(body))
+    return ToolResult(body)
 
 
 def _write_count(text: str) -> str:
@@ -159,6 +174,8 @@ async def _write_file(host: ToolHost, args: WriteFileArgs) -> ToolResult:
     if found is not None and not stat.S_ISREG(found.st_mode):
         raise ToolError(f"'{shown}' is {_kind(found.st_mode)}, not a regular file; it cannot be written")
     exists = found is not None or host.open_document_text(path) is not None
+    if exists:
+        await _refuse_stale(host, path, shown)
     try:
         # Created beneath the root's descriptor (agent/workspace_fs.py); removed again on rejection.
         made = [] if exists else await asyncio.to_thread(workspace_fs.make_dirs, host.root, path.parent)
@@ -168,68 +185,90 @@ async def _write_file(host: ToolHost, args: WriteFileArgs) -> ToolResult:
         # Leave the tree as it was; rmdir only removes what is still empty.
         await asyncio.to_thread(workspace_fs.remove_empty_dirs, host.root, made)
         return _rejected(shown)
+    seen_files.remember(host, path, content)
     verb = "overwrote" if exists else "created"
     return ToolResult(f"{verb} '{shown}' ({_write_count(content)})")
 
 
-def _positions(text: str, needle: str) -> list[int]:
-    # Overlapping matches count too: replacing "aa" in "aaa" is ambiguous even though str.count says 1.
-    found, at = [], text.find(needle)
-    while at >= 0:
-        found.append(at)
-        at = text.find(needle, at + 1)
-    return found
+async def _refuse_stale(host: ToolHost, path: Path, shown: str) -> None:
+    """Refuse to overwrite a file that changed since this session's agent last read or wrote it."""
+    seen = seen_files.last_seen(host, path)
+    if seen is None:
+        return
+    try:
+        now = await editor_or_disk_text(host, path, shown)
+    except ToolError:
+        now = None  # binary or unreadable now: certainly not what the agent saw
+    if now is None or seen_files.digest(now) != seen:
+        raise ToolError(
+            f"'{shown}' changed since you last read or wrote it (the user or a command edited it); "
+            "read it again with read_file and then write it, so their change is not lost"
+        )
 
 
-async def _planned_edit(host: ToolHost, args: EditFileArgs) -> tuple[Path, str, str, int, str, str]:
-    """What an edit_file call would do: (path, shown, the text now, where, old, new); refusals raise."""
+def _edits_of(args: EditFileArgs) -> list[EditItem]:
+    single = not isinstance(args.old_text, UnsetType) or not isinstance(args.new_text, UnsetType)
+    if single and not isinstance(args.edits, UnsetType):
+        raise ToolError("pass either old_text/new_text or edits, not both")
+    if not isinstance(args.edits, UnsetType):
+        if not args.edits:
+            raise ToolError("edits is empty; give at least one {old_text, new_text}")
+        return args.edits
+    if isinstance(args.old_text, UnsetType) or isinstance(args.new_text, UnsetType):
+        missing = "old_text" if isinstance(args.old_text, UnsetType) else "new_text"
+        raise ToolError(f"missing argument '{missing}': pass old_text and new_text (or edits)")
+    return [EditItem(args.old_text, args.new_text, args.replace_all)]
+
+
+async def _planned_edit(host: ToolHost, args: EditFileArgs) -> tuple[Path, str, str, list[Planned]]:
+    """What an edit_file call would do: (path, shown, the text after it, each edit); refusals raise.
+
+    Edits apply one after another to the text in memory; one refusal refuses them all, so the
+    file is written whole or not at all."""
     path = resolve_workspace_path(host.root, args.path)
     shown = workspace_relative(host.root, path)
-    old, new = args.old_text, args.new_text
-    if not old:
-        raise ToolError("old_text is empty; to write a whole file use write_file")
-    if old == new:
-        raise ToolError("old_text and new_text are the same; there is nothing to change")
+    edits = _edits_of(args)
     text = await editor_or_disk_text(host, path, shown)
-    found = _positions(text, old)
-    if not found and "\r\n" in text and "\r\n" not in old:
-        # read_file shows CRLF files without the \r, so the model's old_text has bare \n.
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        found = _positions(text, old)
-    if not found:
-        raise ToolError(
-            f"old_text not found in '{shown}'; read the file again and copy the text exactly, "
-            "whitespace and indentation included"
-        )
-    if len(found) > 1:
-        raise ToolError(
-            f"old_text found {len(found)} times in '{shown}'; include more surrounding lines to "
-            "make it unique"
-        )
-    return path, shown, text, found[0], old, new
+    done = []
+    for index, edit in enumerate(edits):
+        try:
+            planned = plan_edit(text, edit.old_text, edit.new_text, shown=shown, replace_all=edit.replace_all is True)
+        except ToolError as exc:
+            if len(edits) == 1:
+                raise
+            raise ToolError(f"edit {index + 1} of {len(edits)}: {exc}\nNo edit was applied; the file is unchanged.") from None
+        text = planned.text
+        done.append(planned)
+    return path, shown, text, done
+
+
+def _describe(planned: Planned) -> str:
+    span = max(planned.old_lines, 1)
+    where = (
+        f"{planned.count} places, the first at line {planned.first_line}"
+        if planned.count > 1 else f"lines {planned.first_line}-{planned.first_line + span - 1}"
+    )
+    how = f" (matched {planned.how})" if planned.how else ""
+    lines = f"{planned.new_lines} line{'' if planned.new_lines == 1 else 's'}"
+    return f"replaced {where} ({span} line{'' if span == 1 else 's'}) with {lines}{how}"
 
 
 async def _edit_file(host: ToolHost, args: EditFileArgs) -> ToolResult:
-    path, shown, text, at, old, new = await _planned_edit(host, args)
-    updated = text[:at] + new + text[at + len(old) :]
+    path, shown, updated, done = await _planned_edit(host, args)
     if not await host.apply_text(path, updated, create=False):
         return _rejected(shown)
-    first = text.count("\n", 0, at) + 1
-    old_span = max(count_lines(old), 1)
-    return ToolResult(
-        f"edited '{shown}': replaced lines {first}-{first + old_span - 1} "
-        f"({old_span} line{'' if old_span == 1 else 's'}) with {_write_count(new)}"
-    )
+    seen_files.remember(host, path, updated)
+    return ToolResult(f"edited '{shown}': " + "; ".join(_describe(p) for p in done))
 
 
 async def _preview_edit(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
     """The whole file as the edit would leave it, for the approval's diff (None: it would fail).
     The approval comes before `run_tool`'s check, so the arguments are checked here the same way."""
     try:
-        path, _, text, at, old, new = await _planned_edit(host, check_arguments(EditFileArgs, args, "edit_file"))
+        path, _, updated, _ = await _planned_edit(host, check_arguments(EditFileArgs, args, "edit_file"))
     except (ToolError, OSError):
         return None
-    return path, text[:at] + new + text[at + len(old) :]
+    return path, updated
 
 
 async def _preview_write(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
@@ -258,10 +297,26 @@ class WriteFileArgs(msgspec.Struct, forbid_unknown_fields=True):
     content: Annotated[str, Meta(description="The complete new content of the file.")]
 
 
+_OLD_DOC = "The exact text to replace; must occur exactly once (unless replace_all)."
+_NEW_DOC = "The text to put in its place (empty to delete)."
+_ALL_DOC = "Replace every occurrence instead of requiring exactly one. Default false."
+
+
+class EditItem(msgspec.Struct, forbid_unknown_fields=True):
+    old_text: Annotated[str, Meta(description=_OLD_DOC)]
+    new_text: Annotated[str, Meta(description=_NEW_DOC)]
+    replace_all: Annotated[bool, Meta(description=_ALL_DOC)] | UnsetType = UNSET
+
+
 class EditFileArgs(msgspec.Struct, forbid_unknown_fields=True):
     path: Annotated[str, Meta(description=_PATH_DOC)]
-    old_text: Annotated[str, Meta(description="The exact text to replace; must occur exactly once.")]
-    new_text: Annotated[str, Meta(description="The text to put in its place.")]
+    old_text: Annotated[str, Meta(description=_OLD_DOC)] | UnsetType = UNSET
+    new_text: Annotated[str, Meta(description=_NEW_DOC)] | UnsetType = UNSET
+    replace_all: Annotated[bool, Meta(description=_ALL_DOC)] | UnsetType = UNSET
+    edits: Annotated[
+        list[EditItem],
+        Meta(description="Several edits to this file, applied in order, all or none (instead of old_text/new_text)."),
+    ] | UnsetType = UNSET
 
 
 READ_FILE = Tool(
@@ -299,7 +354,8 @@ EDIT_FILE = Tool(
         "the file's current text (the editor's buffer when the file is open): copy it from "
         "read_file output without the line-number prefix, keeping whitespace and indentation "
         "exactly, and include enough surrounding lines to make it unique. new_text replaces it; "
-        "use an empty new_text to delete. Make several calls for several separate changes. "
+        "use an empty new_text to delete. replace_all: true changes every occurrence. For several "
+        "changes to one file pass edits: [{old_text, new_text}, ...], applied in order, all or none. "
         "The user may reject the edit."
     ),
     arguments=EditFileArgs,
