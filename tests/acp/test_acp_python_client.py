@@ -273,7 +273,8 @@ async def test_load_a_session_made_by_the_lsp_server(tmp_path, fake, workspace):
         fake.script(Reply(text="and continued in the editor"))
         assert (await acp.prompt(chat["sessionId"], "carry on")).stop_reason == "end_turn"
     [record] = records(home)
-    assert record["id"] == chat["sessionId"] and len(record["messages"]) == 4
+    # The dialogue's 4 messages; the record also keeps the context message (server/agent/context_messages.py).
+    assert record["id"] == chat["sessionId"] and len([m for m in record["messages"] if not m.get("context")]) == 4
 
 
 async def test_sigterm_saves_like_a_closed_pipe(tmp_path, fake, workspace):

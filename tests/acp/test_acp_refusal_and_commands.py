@@ -22,7 +22,7 @@ REFUSAL = "I can't help with that request."
 async def _saved(acp, session_id: str) -> dict:
     for _ in range(200):
         found = [r for r in records(acp.home) if r["id"] == session_id]
-        if found and len(found[0]["messages"]) >= 2:
+        if found and any(m["role"] == "assistant" for m in found[0]["messages"]):
             return found[0]
         await asyncio.sleep(0.05)
     raise AssertionError("the session was not saved")
@@ -46,9 +46,10 @@ async def test_a_refusal_ends_the_turn_with_stop_reason_refusal(tmp_path, fake, 
         assert (await acp.prompt(session_id, "something else then")).stop_reason == "end_turn"
         second = fake.requests[1].body
         if wire == "responses":  # stored: sent back by reference to the refusal message
-            assert fake.stored[second["input"][1]["id"]]["content"] == [{"type": "refusal", "refusal": REFUSAL}]
+            # [0] the context message (server/agent/context_messages.py), [1] the prompt.
+            assert fake.stored[second["input"][2]["id"]]["content"] == [{"type": "refusal", "refusal": REFUSAL}]
         else:
-            assert second["messages"][2] == {"role": "assistant", "content": REFUSAL}
+            assert second["messages"][3] == {"role": "assistant", "content": REFUSAL}
         assert not fake.rejections
 
 
