@@ -149,9 +149,10 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     assert result["statusline_component"] == f"%#ShiroStatusNormal#shiro {status['contextPercent']:.1f}%%%*"
     assert result["statusline_evaluated"] == result["statusline"]
 
-    # the approval went through vim.ui.select with the three actions; the buffer was edited and saved
+    # the approval went through vim.ui.select (shiro/approve: the diff's actions too); the buffer was edited and saved
     approvals = [a for a in result["asked"] if a["kind"] == "shiro_approval"]
-    assert len(approvals) == 1 and approvals[0]["items"] == ["Allow", "Always allow", "Deny"]
+    assert len(approvals) == 1
+    assert approvals[0]["items"] == ["Allow", "Always allow", "Deny", "Deny with reason…", "Show the whole diff"]
     assert "wants to edit hello.py" in approvals[0]["prompt"]
     if tuple(int(n) for n in result["nvim_version"].split(".")) >= (0, 11, 0):
         assert result["approval_answered_later"] is True  # the handler waited in its coroutine
@@ -162,7 +163,8 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     assert lines2[-1] == "draft text"
     turn2 = lines2[lines2.index("> rename the greeting"):]
     assert turn2[1].startswith("  -> edit_file ") and turn2[2].startswith("  <- edit_file: edited")
-    assert turn2[3:] == ["Renamed.", "All done.", "-- completed", "draft text"]
+    assert turn2[3:] == ["Renamed.", "All done.", "-- completed", "1 file changed: hello.py (modified)  · gd diff · gu undo",
+                         "draft text"]
     assert result["code_buffer"] == ["print('hi there')"]
     assert result["code_modified"] is False
     assert result["disk_after_chat_2"] == ["print('hi there')"]

@@ -92,7 +92,11 @@ function A.show_float(params)
   end
   table.insert(lines, 1, head)
   local buf = scratch("shiro://approval", lines, "diff")
-  local width = math.max(20, vim.o.columns - 4)
+  local width = 20
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  width = math.min(width + 1, math.max(20, vim.o.columns - 4))
   local height = math.max(1, math.min(#lines, math.floor((vim.o.lines - 2) * MAX_FLOAT_SHARE)))
   view.float = api.nvim_open_win(buf, false, {
     relative = "editor",
@@ -141,8 +145,9 @@ function A.show_whole(params, closed)
     if new[#new] == "" then
       table.remove(new)
     end
-    local before = scratch("shiro://approval/now/" .. path, file_lines(path), ft)
-    local after = scratch("shiro://approval/proposed/" .. path, new, ft)
+    local short = vim.fn.fnamemodify(path, ":~:.")
+    local before = scratch("shiro://now/" .. short, file_lines(path), ft)
+    local after = scratch("shiro://proposed/" .. short, new, ft)
     api.nvim_win_set_buf(0, before)
     vim.cmd("diffthis")
     table.insert(wins, api.nvim_get_current_win())

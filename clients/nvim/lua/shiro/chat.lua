@@ -175,6 +175,7 @@ function C.open(focus, insert)
     vim.wo[win].foldlevel = 0
     vim.wo[win].foldminlines = 0
     vim.wo[win].foldenable = true
+    pcall(function() vim.wo[win].fillchars = "fold: " end) -- no dots after the fold text
     pcall(api.nvim_win_set_cursor, win, { api.nvim_buf_line_count(buf), 0 })
     if not focus and pos ~= "tab" and pos ~= "current" and api.nvim_win_is_valid(previous) then
       api.nvim_set_current_win(previous)
@@ -362,7 +363,7 @@ function C.add_changes(turn_id, files)
     table.insert(names, string.format("%s (%s)", tostring(f.path), tostring(f.change)))
   end
   local keys = cfg().keys or {}
-  local hint = string.format("  [%s diff · %s undo · :ShiroDiff · :ShiroUndo]", keys.diff or "", keys.undo or "")
+  local hint = (keys.diff and keys.undo) and string.format("  · %s diff · %s undo", keys.diff, keys.undo) or ""
   C.add_lines({ string.format("%d file%s changed: %s%s", #files, #files == 1 and "" or "s", table.concat(names, ", "), hint) })
   local row = input_row() - 1
   local mark = api.nvim_buf_set_extmark(C.buf, ns, row, 0, {})
