@@ -769,9 +769,10 @@ function M.show_status()
     end
     M.state.status = result
     local cost = is_nil(result.costUsd) and "n/a" or string.format("$%.4f", result.costUsd)
-    notify(string.format("%s  %s/%s tokens of context, model %s, in %s out %s, cost %s",
+    local effort = is_nil(result.effort) and "" or (", effort " .. tostring(result.effort))
+    notify(string.format("%s  %s/%s tokens of context, model %s%s, in %s out %s, cost %s",
       (M.statusline()), tostring(result.contextTokens), tostring(result.contextThreshold),
-      tostring(result.model), tostring(result.inputTokens), tostring(result.outputTokens), cost))
+      tostring(result.model), effort, tostring(result.inputTokens), tostring(result.outputTokens), cost))
   end)
 end
 
