@@ -257,3 +257,20 @@ async def test_network_for_one_call(shiro_home: Path, fake: Any, workspace: Path
             assert [name for name, _ in h.sink.asked] == ["run_command"]
     finally:
         listener.close()
+
+
+async def test_finished_commands_and_their_files_are_dropped_past_the_bound(harness: ServiceHarness) -> None:
+    from shiro_neko.agent.tools.background import MAX_KEPT
+
+    logs: list[Path] = []
+    for i in range(MAX_KEPT + 2):
+        harness.fake.script(Reply(calls=[Call("run_command", {"command": f"echo run{i}", "background": True})]),
+                            Reply(text="ok"))
+        result = await harness.chat(f"run {i}")
+        [started] = _results(harness, result["turnId"])
+        logs.append(Path(re.search(r"goes to (\S+)", started["output"]).group(1)))  # type: ignore[union-attr]
+        commands = harness.service.background_of(harness.service.sessions[result["sessionId"]])
+        await _until(lambda: not commands.running(), "the command to finish")
+    assert len(commands.commands) == MAX_KEPT
+    assert [p.exists() for p in logs] == [False, False] + [True] * MAX_KEPT  # the two oldest went
+    assert "bg1" not in commands.commands and f"bg{MAX_KEPT + 2}" in commands.commands

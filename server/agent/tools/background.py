@@ -179,6 +179,10 @@ class BackgroundCommands:
             oldest = finished.pop(0)
             del self.commands[oldest.handle]
             oldest.log.close()
+            # Its file goes too: a long session's finished commands must not pile up on disk.
+            _OUTPUT_FILES.discard(str(oldest.log.path))
+            with contextlib.suppress(OSError):
+                oldest.log.path.unlink()
 
     def get(self, handle: str) -> BackgroundCommand:
         command = self.commands.get(handle)
