@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..model.checkpoint import FileChange
     from .session import AgentSession
 
 
@@ -17,8 +18,9 @@ class TurnCheckpoints(Protocol):
     async def before_tools(self, session: "AgentSession", turn_id: str) -> None:
         """A step's tools are about to run; the first call of a turn records its checkpoint."""
 
-    async def turn_ended(self, session: "AgentSession", turn_id: str) -> None:
-        """The turn is over (completed, aborted or failed): record what it left."""
+    async def turn_ended(self, session: "AgentSession", turn_id: str) -> "list[FileChange]":
+        """The turn is over (completed, aborted or failed): record what it left; the files it
+        changed (its `turn_end` event's `files`)."""
 
 
 class NoCheckpoints:
@@ -28,5 +30,5 @@ class NoCheckpoints:
     async def before_tools(self, session: "AgentSession", turn_id: str) -> None:
         return None
 
-    async def turn_ended(self, session: "AgentSession", turn_id: str) -> None:
-        return None
+    async def turn_ended(self, session: "AgentSession", turn_id: str) -> "list[FileChange]":
+        return []

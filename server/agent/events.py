@@ -25,6 +25,24 @@ class ApprovalRequest:
     input: Any
     summary: str  # one line: what exactly would run or change ("edit src/x.py")
     preview: tuple[Path, str] | None = None  # an edit's file and its whole text after the edit
+    # The unified diff of an edit (model/unified_diff.py), capped, and the whole diff's line count.
+    diff: str | None = None
+    diff_lines: int = 0
+
+
+# The most characters of a denial's reason the model is given (a pasted log stays bounded).
+REASON_MAX = 2000
+
+
+@dataclass(frozen=True)
+class Denied:
+    """A deny with the user's reason (`ApproveResult.reason`), for the model's tool result."""
+
+    reason: str
+
+
+# What a sink's `approve` answers: a plain answer, or a deny that says why.
+Approval = ApprovalAnswer | Denied
 
 
 class EventSink(Protocol):
@@ -37,7 +55,7 @@ class EventSink(Protocol):
     def status(self, payload: StatusPayload) -> None:
         """One `shiro/status`."""
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+    async def approve(self, request: ApprovalRequest) -> Approval:
         """Ask the user; a dismissed dialog is a deny."""
 
     def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:

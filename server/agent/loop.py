@@ -45,6 +45,7 @@ from .status import emit_status
 from .short_term_memory import Plan, apply as apply_short_term_memory
 from .tool_calls import ToolStepAborted, deny_pending, run_tool_step
 from .turns import TurnOutcome
+from ..model.checkpoint import FileChange
 from ..model.transcript import (
     AssistantMessage,
     TextPart,
@@ -124,26 +125,28 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         await session.deps.short_term_memory.turn_ended(session, turn_id, prompt, outcome.status)
     except asyncio.CancelledError:
         pass  # run_turn absorbs its own cancellation (a second abort while the turn ends)
-    await _record_turn_end(session, turn_id)
+    files = await _record_turn_end(session, turn_id)
     compacted = state.view.take_compacted()  # the turn's deepest pruning, once, before its end
     if compacted is not None:
         state.emit(CompactedEvent(sessionId=session.id, turnId=turn_id, before=compacted.before, after=compacted.after, message=compacted.message))
     state.emit(TurnEndEvent(sessionId=session.id, turnId=turn_id, status=outcome.status, text=outcome.text,
-                            error=outcome.error or None, refused=outcome.refused))
+                            error=outcome.error or None, refused=outcome.refused, files=files))
     session.changed(turn_ended=True)
     return outcome
 
 
-async def _record_turn_end(session: AgentSession, turn_id: str) -> None:
+async def _record_turn_end(session: AgentSession, turn_id: str) -> list[FileChange]:
+    """The files the turn changed, from its checkpoint (`turn_end`'s `files`)."""
     # Before `turn_end`, so that a client that sees the turn over sees its checkpoint complete.
     # Shielded: a second abort while it records must not leave the checkpoint half written.
     task = asyncio.ensure_future(session.deps.checkpoints.turn_ended(session, turn_id))
     try:
-        await asyncio.shield(task)
+        return await asyncio.shield(task)
     except asyncio.CancelledError:
         pass
     except Exception:
         log.exception("recording the end of turn %s failed", turn_id)
+    return []
 
 
 async def _steps(state: TurnState) -> TurnOutcome:

@@ -11,15 +11,17 @@ import asyncio
 import json
 from pathlib import Path
 
+from ..model.unified_diff import capped, diff_lines
 from ..model.visible_text import visible
-from ..protocol import NoticeEvent, ToolResultEvent
-from .events import ApprovalRequest
+from ..protocol import DIFF_CAP, NoticeEvent, ToolResultEvent
+from .events import ApprovalRequest, Denied
 from .session import AgentSession
 from .status import emit_status
 from .tools.base import Tool, ToolError
 from .tools.git_metadata import git_metadata_reason
+from .tools.files import editor_or_disk_text
 from .tools.registry import run_tool
-from .tools.workspace_paths import resolve_workspace_path
+from .tools.workspace_paths import resolve_workspace_path, workspace_relative
 from ..model.transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
 
 ABORTED_OUTPUT = "aborted by the user"
@@ -114,6 +116,30 @@ async def _preview(tool: Tool, session: AgentSession, call: ToolCallPart) -> tup
         return None
 
 
+async def _diff(session: AgentSession, preview: tuple[Path, str] | None) -> tuple[str | None, int]:
+    """The approval's unified diff of an edit (`ApproveParams.diff`), capped, and its whole length."""
+    if preview is None:
+        return None, 0
+    path, new_text = preview
+    shown = workspace_relative(session.root, path)
+    try:
+        old: str | None = await editor_or_disk_text(session.deps.host, path, shown)
+    except ToolError as exc:
+        if not str(exc).startswith("file not found"):
+            return None, 0  # binary or unreadable: the title says what the call does
+        old = None
+    lines = diff_lines(shown, old, new_text)
+    text, _ = capped(lines, DIFF_CAP)
+    return (text or None), len(lines)
+
+
+def _denial_text(tool: Tool, answer: object) -> str:
+    """The tool result of a denied call: the user's reason when they gave one."""
+    if isinstance(answer, Denied):
+        return f"The user denied this call: {answer.reason}"
+    return tool.denied or "denied: the user did not allow this call"
+
+
 async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart, turn_id: str) -> ToolResultPart:
     tool = tools.get(call.tool_name)
     if tool is None:
@@ -126,6 +152,10 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
     if guarded is not None or (needs_approval(tool, settings.approvals) and key not in session.always_allowed
                                and not unasked):
         summary = describe_call(tool, call)
+        # Only for sinks that show it: ACP editors have no use for it, and computing it
+        # would read the file from the editor once more.
+        preview = await _preview(tool, session, call) if getattr(session.deps.sink, "shows_previews", True) else None
+        diff, diff_count = await _diff(session, preview)
         request = ApprovalRequest(
             session_id=session.id,
             turn_id=turn_id,
@@ -133,9 +163,9 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             tool_name=tool.name,
             input=call.input,
             summary=f"{summary} (always asked: {guarded})" if guarded else summary,
-            # Only for sinks that show it: ACP editors have no use for it, and computing it
-            # would read the file from the editor once more.
-            preview=await _preview(tool, session, call) if getattr(session.deps.sink, "shows_previews", True) else None,
+            preview=preview,
+            diff=diff,
+            diff_lines=diff_count,
         )
         # Visible while it waits (`shiro/status` `waiting: "approval"`): a client whose dialog
         # was dismissed without an answer still shows why the turn does not move.
@@ -147,8 +177,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             if session.waiting_approval is request:
                 session.waiting_approval = None
             emit_status(session)
-        if answer == "deny":
-            return ToolResultPart(call.tool_call_id, call.tool_name, tool.denied or "denied: the user did not allow this call", True)
+        if answer == "deny" or isinstance(answer, Denied):
+            return ToolResultPart(call.tool_call_id, call.tool_name, _denial_text(tool, answer), True)
         if answer == "always" and guarded is None:  # a guarded write is allowed this once only
             session.always_allowed.add(key)
     session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)

@@ -132,10 +132,10 @@ class CheckpointFeature:
         if snapshot is not None:
             self._replace(session, turn_id, before=snapshot.commit)
 
-    async def turn_ended(self, session: AgentSession, turn_id: str) -> None:
+    async def turn_ended(self, session: AgentSession, turn_id: str) -> list[FileChange]:
         mark = self._mark(session, turn_id)
         if mark is None or not mark.before or mark.after:
-            return
+            return []
         written = _written_paths(session, mark)
 
         def record(store: CheckpointStore) -> tuple[str, list[FileChange], list[str]]:
@@ -149,6 +149,8 @@ class CheckpointFeature:
         if done is not None:
             after, files, unrecorded = done
             self._replace(session, turn_id, after=after, files=files, unrecorded=unrecorded)
+            return files
+        return []
 
     async def _shielded(self, session: AgentSession, work):  # type: ignore[no-untyped-def]
         """Run `work(store)` under the store's lock in a thread; an abort meanwhile still lets it
@@ -253,14 +255,16 @@ class CheckpointFeature:
         if index is None:
             raise Refused(f"no checkpoint {args.turnId!r} in session {session.id}; {wire.CHECKPOINTS} lists them")
         target = marks[index]
-        cut = args.conversation and (target.kind == "rewind" and bool(target.conversation) or target.kind == "turn")
-        if args.conversation and target.kind == "turn" and not _prompt_in_place(session, target):
+        only = _only_paths(session, target, args.paths) if args.paths is not None else None
+        # "Undo" of some files (paths): files only, whatever `conversation` says.
+        cut = only is None and args.conversation and (target.kind == "rewind" and bool(target.conversation) or target.kind == "turn")
+        if cut and target.kind == "turn" and not _prompt_in_place(session, target):
             raise Refused("that prompt is no longer in the conversation as it was (compacted); rewind with conversation: false to restore its files")
         recorded = [m for m in marks[index:] if m.before]
         label = utc_digits(micro=True)
         plan = _Plan()
         if args.files and recorded:
-            plan = await self._checked(session, lambda store: _plan(store, session, recorded, marks[index:], args.force, label))
+            plan = await self._checked(session, lambda store: _plan(store, session, recorded, marks[index:], args.force, label, only))
             await self._check_buffers(session, plan, args.force)
             await self._checked(session, lambda store: _write_disk(store, session, plan, label, self._open_paths(session, plan)))
             await self._restore_buffers(session, plan)
@@ -339,6 +343,11 @@ class CheckpointFeature:
         )
         if cut and target.kind == "turn":
             session.messages = messages[: target.message_index]
+            if all(isinstance(m, UserMessage) and m.context for m in session.messages):
+                # Back to the first prompt: what came before it is only context about then (what
+                # changed in the workspace), so the session is empty, saved so (the record holds
+                # no message and no title), and named again by its next prompt.
+                session.messages, session.title = [], ""
             session.todos = list(target.todos)
             kept = marks[: marks.index(target)]
         elif cut:
@@ -386,9 +395,24 @@ def _written_paths(session: AgentSession, mark: CheckpointMark) -> set[str]:
     return found
 
 
+def _only_paths(session: AgentSession, target: CheckpointMark, paths: list[str]) -> set[str]:
+    """`RewindArgs.paths` as store paths; each must be one the turn changed (else refused, naming them)."""
+    if not paths:
+        raise Refused("paths is empty: name the files to restore, or leave paths out to restore the whole turn")
+    wanted = {_relative(session, p) for p in paths}
+    changed = {f.path for f in target.files}
+    outside = sorted(wanted - changed)
+    if outside:
+        raise Refused(
+            f"turn {target.turn_id!r} did not change {', '.join(outside)}; it changed: {', '.join(sorted(changed)) or 'nothing'} "
+            f"({wire.CHECKPOINTS} lists each turn's files)")
+    return wanted
+
+
 def _plan(store: CheckpointStore, session: AgentSession, recorded: list[CheckpointMark],
-          later: list[CheckpointMark], force: bool, label: str) -> _Plan:
-    """Which files go back, and which the user changed since the agent last did (conflicts)."""
+          later: list[CheckpointMark], force: bool, label: str, only: set[str] | None = None) -> _Plan:
+    """Which files go back, and which the user changed since the agent last did (conflicts);
+    with `only`, just those paths."""
     for mark in recorded:
         if not store.has(mark.before):
             raise StoreError(f"the checkpoint of {mark.prompt or mark.turn_id!r} is no longer in the store")
@@ -399,7 +423,8 @@ def _plan(store: CheckpointStore, session: AgentSession, recorded: list[Checkpoi
     for i, mark in enumerate(recorded):
         upto = mark.after or (recorded[i + 1].before if i + 1 < len(recorded) else safety.commit)
         for change in store.changes(mark.before, upto):
-            last[change.path] = change.new
+            if only is None or change.path in only:
+                last[change.path] = change.new
     # Only the paths the turns changed: the rest of the workspace is not looked at.
     base = store.files(recorded[0].before, last)
     now = store.files(safety.commit, last)
@@ -415,7 +440,7 @@ def _plan(store: CheckpointStore, session: AgentSession, recorded: list[Checkpoi
             plan.forced[path] = reason
         plan.restore[path] = want
         plan.current[path] = current
-    unrecorded = sorted({p for m in later for p in m.unrecorded} - set(last))
+    unrecorded = sorted({p for m in later for p in m.unrecorded if only is None or p in only} - set(last))
     for path in unrecorded:
         size_note = "over 10 MB" if (session.root / path).is_file() and (session.root / path).stat().st_size > MAX_FILE_BYTES else "excluded by .gitignore"
         plan.conflicts.append(RewindConflict(path=path, reason=f"not restored: not recorded ({size_note})"))

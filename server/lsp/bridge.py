@@ -14,7 +14,7 @@ from pygls.uris import to_fs_path
 
 from .. import protocol as wire
 from ..delta_coalescing import DeltaCoalescer
-from ..agent.events import ApprovalAnswer, ApprovalRequest
+from ..agent.events import Approval, ApprovalRequest
 from ..agent.tools.disk_host import DiskToolHost
 from .client_approval import ask_in_client, ask_trust_in_client, offers_client_approvals
 
@@ -59,7 +59,7 @@ class LspSink:
     def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
         pass  # LSP clients see the call from its `tool_call` event to its `tool_result`
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+    async def approve(self, request: ApprovalRequest) -> Approval:
         if offers_client_approvals(self.server.client_capabilities.experimental):
             return await ask_in_client(self.server.protocol, request)
         params = types.ShowMessageRequestParams(

@@ -16,7 +16,7 @@ import msgspec
 from lsprotocol import types
 
 from .. import protocol as wire
-from ..agent.events import ApprovalAnswer, ApprovalRequest
+from ..agent.events import REASON_MAX, Approval, ApprovalRequest, Denied
 from .pygls_overrides import forget_request
 
 log = logging.getLogger(__name__)
@@ -41,18 +41,24 @@ def approve_params(request: ApprovalRequest) -> wire.ApproveParams:
         input=request.input,
         title=request.summary,
         preview=preview,
+        diff=request.diff,
+        diffLines=request.diff_lines,
     )
 
 
-def decision_of(answer: Any) -> ApprovalAnswer:
-    """`{decision}` from the client; anything else (null, an error, a typo) is a deny."""
+def decision_of(answer: Any) -> Approval:
+    """`{decision, reason?}` from the client; anything else (null, an error, a typo) is a deny."""
     try:
-        return msgspec.convert(wire.plain(answer), wire.ApproveResult).decision
+        result = msgspec.convert(wire.plain(answer), wire.ApproveResult)
     except (msgspec.ValidationError, TypeError):
         return "deny"
+    reason = (result.reason or "").strip()
+    if result.decision == "deny" and reason:
+        return Denied(reason[:REASON_MAX])
+    return result.decision
 
 
-async def ask_in_client(protocol: Any, request: ApprovalRequest) -> ApprovalAnswer:
+async def ask_in_client(protocol: Any, request: ApprovalRequest) -> Approval:
     msg_id = f"approve-{uuid.uuid4()}"
     params = wire.to_wire(approve_params(request))
     try:

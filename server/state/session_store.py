@@ -187,14 +187,16 @@ class SessionStore:
 
     # -- records --------------------------------------------------------------------------
     def save(self, record: SessionRecord, *, touch: bool = True) -> Path | None:
-        """Write `record` atomically and index it; None (nothing written) when it has no messages.
+        """Write `record` atomically and index it; None (nothing written) when it has no messages
+        and was never written: a record with none is written only over an earlier one, so a
+        rewind of the whole conversation is kept (else a resume would bring the old one back).
 
         `touch` stamps `updatedAt` with the current time. A record whose lease another server holds
         is refused with SessionBusy; without a lease of our own one is held just for this write.
         """
-        if not record.messages:
-            return None
         self._check_id(record.id)
+        if not record.messages and not self.path(record.id).exists():
+            return None
         with self._mutex:
             if touch:
                 record.updated_at = iso_utc()
