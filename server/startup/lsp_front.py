@@ -76,8 +76,8 @@ def commands() -> list[str]:
     from .. import protocol as p
 
     return [p.CHAT, p.ABORT, p.NEW_SESSION, p.STATUS, p.COMPACT, p.SESSIONS, p.RESUME, p.SAVE, p.NOTES,
-            p.REMEMBER, p.RECALL, p.FORGET, p.MEMORY, p.TODOS, p.HISTORY, p.STM, p.STM_CLEAR, p.MCP,
-            p.CHECKPOINTS, p.REWIND]
+            p.REMEMBER, p.RECALL, p.FORGET, p.MEMORY, p.TODOS, p.EFFORT, p.HISTORY, p.STM, p.STM_CLEAR, p.MCP,
+            p.CHECKPOINTS, p.REWIND, p.TURN_DIFF]
 
 
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")  # pygls's _SUPPORTED_ENCODINGS
