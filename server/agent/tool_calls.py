@@ -77,12 +77,15 @@ def guarded_write(tool: Tool, call: ToolCallPart, root: Path) -> str | None:
 def allowance_key(tool: Tool, call: ToolCallPart, root: Path) -> str:
     """What an "always allow" answer covers for the rest of the session: this exact call, not the
     tool (issue 35: one yes to `npm test` let `npm test; echo EVIL` and `rm -rf src` run unasked).
-    run_command: the exact command string (its timeout aside). Edit tools: the same file (resolved,
+    run_command: the exact command string in the same workdir (its timeout aside). Edit tools: the same file (resolved,
     so `./a.py` and `a.py` are one), whatever the new text. Anything else (MCP tools): the exact
     arguments."""
     args = call.input if isinstance(call.input, dict) else {}
     if tool.name == "run_command":
-        what: object = {"command": args.get("command")}
+        workdir = args.get("workdir")
+        # Another folder runs another Makefile, another script: not the same call.
+        what: object = {"command": args.get("command")} if workdir in (None, "", ".") else {
+            "command": args.get("command"), "workdir": workdir}
     elif tool.approval == "edit" and isinstance(args.get("path"), str):
         try:
             what = {"path": str(resolve_workspace_path(root, args["path"]))}
