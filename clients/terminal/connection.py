@@ -77,6 +77,8 @@ class Listeners:
     status: Callable[[wire.StatusPayload], None] = lambda p: None
     message: Callable[[int, str], None] = lambda t, m: None  # window/showMessage
     approve: Approver | None = None  # window/showMessageRequest; None answers null (= deny)
+    # shiro/approve with the call's diff; None: asked through `approve` with the request's text
+    approve_call: Callable[[wire.ApproveParams], Awaitable[wire.ApproveResult | None]] | None = None
     gone: Callable[[str], None] = lambda why: None  # the server exited before `close`
 
 
@@ -240,7 +242,26 @@ class Connection:
                 # yes picks its first action; a no is a dismissal, so nothing is remembered.
                 answer = titles[0] if titles and answer in ("Allow", "Always allow") else None
             return {"title": answer} if answer else None
+        if method == wire.APPROVE:
+            result = await self._approve(decoded(params, wire.ApproveParams))
+            return wire.to_wire(result) if result is not None else None
         raise RpcError(METHOD_NOT_FOUND, f"shiro does not serve {method}")
+
+    async def _approve(self, params: wire.ApproveParams | None) -> wire.ApproveResult | None:
+        """`shiro/approve` (the client offers it, clients/terminal/initialize.py): a tool call with its
+        diff, or the workspace trust question (toolName "trust"); null is a deny, or "not now"."""
+        approve = self.listeners.approve
+        if params is None:
+            return None
+        if params.toolName == wire.TRUST_TOOL:
+            answer = await approve(params.title, [wire.TRUST, wire.DONT_TRUST]) if approve is not None else None
+            decision = {wire.TRUST: "allow", wire.DONT_TRUST: "deny"}.get(answer or "")
+            return wire.ApproveResult(decision=decision) if decision else None  # type: ignore[arg-type]
+        if self.listeners.approve_call is not None:
+            return await self.listeners.approve_call(params)
+        titles = [wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY]
+        answer = await approve(f"shiro-neko wants to {params.title}", titles) if approve is not None else None
+        return wire.ApproveResult(decision={wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(answer or "", "deny"))  # type: ignore[arg-type]
 
     # -- commands -------------------------------------------------------------------------
     async def command(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:

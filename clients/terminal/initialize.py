@@ -69,6 +69,8 @@ def capabilities() -> dict[str, Any]:
             "workDoneProgress": False,
             "showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}},
         },
+        # shiro/approve: an edit's approval comes with its diff, a denial can carry a reason.
+        "experimental": {"shiro": {"approvals": True}},
     }
 
 

@@ -9,15 +9,17 @@ turn and clear the queue; a second Ctrl-C (within 2 s) or Ctrl-D on an empty lin
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
+import subprocess
 import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
 
 from prompt_toolkit import PromptSession, print_formatted_text
-from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.application import get_app_or_none, run_in_terminal
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuples
@@ -55,7 +57,11 @@ COMMANDS = {
     "/compact": "/compact [focus]: replace the transcript with a summary",
     "/cost": "tokens and cost of this session",
     "/stm": "short-term memory the next turn is told; /stm clear [session id] removes one",
-    "/rewind": "/rewind [N] [files] [force]: take the workspace (and the conversation) back to before a turn",
+    "/rewind": "/rewind [N] [files] [force]: take the workspace (and the conversation) back to before turn N (1 = the first)",
+    "/diff": "/diff [path]: what the last turn changed",
+    "/undo": "/undo [path]: put back the files the last turn changed (or one of them); the conversation stays",
+    "/effort": "/effort [minimal|low|medium|high|default]: how hard the model thinks",
+    "/reasoning": "the model's reasoning summary of this turn, unfolded",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
     "/private": "start a new private session (its short-term memory stays out of other sessions)",
@@ -64,6 +70,8 @@ COMMANDS = {
 CTRL_C_WINDOW_S = 2.0
 MAX_TODO_LINES = 9
 MAX_FILES = 20_000
+REASONING_MAX = 20_000  # characters of a turn's reasoning summary kept for /reasoning
+EFFORTS = ("minimal", "low", "medium", "high", "default")
 
 
 # -- history and @file completion ------------------------------------------------------------
@@ -152,6 +160,23 @@ def attach_files(text: str, root: Path) -> tuple[list[str], list[str]]:
     return paths, notes
 
 
+def unconfigured(options: dict[str, Any]) -> bool:
+    """No key and no endpoint: the server would refuse the first prompt (its provider needs one)."""
+    return not (os.environ.get("OPENAI_API_KEY") or options.get("baseUrl") or os.environ.get("OPENAI_BASE_URL"))
+
+
+def setup_lines() -> list[render.Line]:
+    """What to do when nothing is configured, in terminal words (docs/terminal.md "First run")."""
+    from ..user_settings import user_settings_path  # noqa: PLC0415 - only on a first run
+
+    return [
+        [("yellow", "! no model endpoint is set up yet, so a prompt cannot be answered. Leave (Ctrl-D), then either:")],
+        [("", "    export OPENAI_API_KEY=sk-…"), ("dim", "                      for OpenAI")],
+        [("", "    shiro --base-url http://127.0.0.1:11434/v1"), ("dim", "  an OpenAI-compatible server (Ollama, LiteLLM…)")],
+        [("", f'    or write {{"baseUrl": "…"}} into {user_settings_path()}')],
+    ]
+
+
 # -- the app --------------------------------------------------------------------------------
 class Interactive:
     def __init__(self, conn: Connection, cwd: Path) -> None:
@@ -173,11 +198,19 @@ class Interactive:
         self.leaving = False
         self.tasks: set[asyncio.Task[Any]] = set()
         self.prompt_session: PromptSession[str] | None = None
+        self.shown_todos = ""  # the task list as last printed: printed again only when it changes
+        self.reasons: dict[asyncio.Future[str | None], str] = {}  # a denial's reason, typed after `r`
+        self.diffs: dict[asyncio.Future[str | None], str] = {}  # an approval's whole diff, for `v`
+        self.reason_open = False  # `r` at an approval: the input line is the reason
+        self.reasoning = ""  # this turn's reasoning summary (folded into one line; /reasoning or Ctrl-O)
+        self.reasoning_said = False
+        self.last_turn: tuple[str, list[str]] | None = None  # the last turn that changed files: id, paths
         conn.listeners.event = self.on_event
         conn.listeners.status = self.on_status
         conn.listeners.todos = self.on_todos
         conn.listeners.message = lambda kind, message: self.say([("yellow" if kind <= 2 else "dim", message)])
         conn.listeners.approve = self.approve
+        conn.listeners.approve_call = self.approve_call
         conn.listeners.gone = lambda why: self.server_gone(ServerGone(why))
 
     # -- output ---------------------------------------------------------------------------
@@ -202,8 +235,9 @@ class Interactive:
             return
         width = shutil.get_terminal_size().columns
         for block in blocks:
-            print_formatted_text(ANSI(to_markdown_ansi(block, width)))
-            print_formatted_text("")
+            shown = to_markdown_ansi(block, width)
+            if shown:
+                print_formatted_text(ANSI(shown + "\n"))  # one blank line after a block, none before
 
     def _flush_text(self) -> None:
         self._show_text(self.stream.flush(), end=True)
@@ -223,12 +257,18 @@ class Interactive:
             self._show_text(self.stream.feed(event.text))
             self.redraw()
             return
-        if isinstance(event, (wire.ReasoningDeltaEvent, wire.TurnStartEvent)):
+        if isinstance(event, wire.TurnStartEvent):
+            self.reasoning, self.reasoning_said = "", False
+            return
+        if isinstance(event, wire.ReasoningDeltaEvent):
+            self._fold_reasoning(event.text)
             return
         if not isinstance(event, wire.QueuedEvent):
             self._flush_text()
         if isinstance(event, wire.TurnEndEvent):
             self._drop_approvals(keep_trust=True)
+            if event.files:
+                self.last_turn = (event.turnId, [f.path for f in event.files])
         lines = render.event_lines(event, self.tools)
         if lines:
             self.say(*lines)
@@ -240,8 +280,27 @@ class Interactive:
         self.redraw()
 
     def on_todos(self, payload: wire.TodosNotification) -> None:
-        self.todos[payload.sessionId] = payload.rendered if payload.todos else ""
+        rendered = payload.rendered if payload.todos else ""
+        self.todos[payload.sessionId] = rendered
+        if payload.sessionId == self.session_id and rendered != self.shown_todos:
+            self._show_todos(rendered)
         self.redraw()
+
+    def _show_todos(self, rendered: str) -> None:
+        """The task list, printed once each time it changes (not kept in the prompt: the prompt is
+        left in the scrollback after every line sent, so the list was repeated there)."""
+        self.shown_todos = rendered
+        if rendered:
+            self._flush_text()
+            self.say(*render.todo_lines(rendered)[:MAX_TODO_LINES])
+
+    def _fold_reasoning(self, text: str) -> None:
+        """A reasoning summary: one dim line, said once per turn; /reasoning (or Ctrl-O) unfolds it."""
+        self.reasoning = (self.reasoning + text)[-REASONING_MAX:]
+        if not self.reasoning_said and self.reasoning.strip():
+            self.reasoning_said = True
+            self._flush_text()
+            self.say([("dim", "thinking… (Ctrl-O or /reasoning shows it)")])
 
     async def approve(self, message: str, actions: list[str]) -> str | None:
         trusting = wire.TRUST in actions
@@ -258,6 +317,26 @@ class Interactive:
         finally:
             self.messages.pop(future, None)
 
+    async def approve_call(self, params: wire.ApproveParams) -> wire.ApproveResult | None:
+        """`shiro/approve`: the request, its diff (capped; `v` pages all of it), the question."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._flush_text()
+        message = f"shiro-neko wants to {params.title}"
+        self.approvals.append((message, future))
+        self.messages[future] = message
+        if params.diff:
+            self.diffs[future] = params.diff
+        if len(self.approvals) == 1:
+            self._show_question()
+        try:
+            title = await future
+        finally:
+            self.messages.pop(future, None)
+            self.diffs.pop(future, None)
+            reason = self.reasons.pop(future, None)
+        decision = {wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(title or "", "deny")
+        return wire.ApproveResult(decision=decision, reason=reason if decision == "deny" else None)  # type: ignore[arg-type]
+
     def _show_question(self) -> None:
         """The first open question's request, in full, right above the prompt that asks it (the
         question is the prompt: it always comes after). Keys typed ahead and not read yet are
@@ -267,6 +346,9 @@ class Interactive:
         kind, future = self.approvals[0]
         drop_typed_ahead(self._stdin_fd())
         self.say(*approval_lines(self.messages.get(future, kind), numbered=kind != wire.TRUST_TOOL))
+        diff = self.diffs.get(future)
+        if diff:
+            self.say(*render.diff_lines(diff, render.DIFF_SHOWN))
         self.redraw()
 
     @staticmethod
@@ -286,16 +368,17 @@ class Interactive:
         if not self.approvals:
             return
         kind, future = self.approvals.popleft()
+        self.reason_open = False
         if not future.done():
             future.set_result(title)
-        self._said_answer(kind, title)
+        self._said_answer(kind, title, self.reasons.get(future, ""))
         self._show_question()  # the next one, if any
 
-    def _said_answer(self, kind: str, title: str | None) -> None:
+    def _said_answer(self, kind: str, title: str | None, reason: str = "") -> None:
         if kind == wire.TRUST_TOOL:
             said = {wire.TRUST: "  trusted", wire.DONT_TRUST: "  not trusted until these files change"}.get(title or "", f"  not now: {trust_flow.TRUST_HINT}")
         else:
-            said = {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied")
+            said = {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied" + (f": {reason}" if reason else ""))
         self.say([("dim", said)])
         self.redraw()
 
@@ -309,6 +392,7 @@ class Interactive:
             if not future.done() and not (keep_trust and kind == wire.TRUST_TOOL):
                 future.set_result(None)
         self.approvals = kept
+        self.reason_open = False
         if kept and kept[0][1] is not shown:
             self._show_question()  # a trust question that waited behind the dropped ones
 
@@ -319,14 +403,14 @@ class Interactive:
         if (self.blocks.lines or self.stream.partial) and not (app is not None and app.is_done):  # not frozen into scrollback
             for line in [*self.blocks.lines, self.stream.partial] if self.stream.partial else self.blocks.lines:
                 fragments += [("", visible(line)), ("", "\n")]  # the model's unfinished text
-        # The task panel sits above the input (the seed), the status line below it.
-        for row in render.todo_lines(self.todos.get(self.session_id or "", ""))[:MAX_TODO_LINES]:
-            fragments += [(f"class:{s}" if s else "", visible(t)) for s, t in row] + [("", "\n")]
         if self.trust_open:
             return fragments + [("class:yellow", f"{trust_flow.QUESTION_KEYS} › ")]
+        if self.reason_open:
+            return fragments + [("class:yellow", "deny, and tell the model why (Enter sends, Esc denies without) › ")]
         if self.approvals:
             kind, future = self.approvals[0]
-            keys = question("[a]llow / al[w]ays / [d]eny", self.messages.get(future, kind))
+            keys = "[a]llow / al[w]ays / [d]eny / [r]eason" + (" / [v]iew diff" if future in self.diffs else "")
+            keys = question(keys, self.messages.get(future, kind))
             return fragments + [("class:yellow", f"{keys} › ")]
         return fragments + [("class:prompt-mark", "› ")]
 
@@ -354,9 +438,37 @@ class Interactive:
     def bindings(self) -> KeyBindings:
         kb = KeyBindings()
         trusting = Condition(lambda: self.trust_open)
-        asking = Condition(lambda: bool(self.approvals)) & ~trusting
+        reasoning = Condition(lambda: self.reason_open and bool(self.approvals))
+        asking = Condition(lambda: bool(self.approvals)) & ~trusting & ~reasoning
         for key, title in (("a", "Allow"), ("y", "Allow"), ("w", "Always allow"), ("d", "Deny"), ("n", "Deny")):
             kb.add(key, filter=asking)(lambda event, title=title: self.answer_key(event, title))
+
+        @kb.add("r", filter=asking)
+        def _(event: Any) -> None:
+            if self.gate.answers():
+                self.reason_open = True
+                event.current_buffer.reset()
+            else:
+                event.current_buffer.insert_text(event.data)
+
+        @kb.add("v", filter=asking)
+        def _(event: Any) -> None:
+            diff = self.diffs.get(self.approvals[0][1]) if self.approvals else None
+            if diff and self.gate.answers():
+                self.spawn(self.page(diff))
+            elif event.data.isprintable():
+                event.current_buffer.insert_text(event.data)
+
+        @kb.add("enter", filter=reasoning)
+        def _(event: Any) -> None:
+            buffer = event.current_buffer
+            self.reasons[self.approvals[0][1]] = " ".join(buffer.text.split())
+            buffer.reset()
+            self.answer("Deny")
+
+        @kb.add("c-o")
+        def _(event: Any) -> None:
+            self.show_reasoning()
         # The trust question: Trust / Never (until the files change) / Not now (nothing remembered).
         for key, choice in (("y", wire.TRUST), ("t", wire.TRUST), ("n", wire.DONT_TRUST), ("enter", None)):
             kb.add(key, filter=trusting)(lambda event, choice=choice: self.answer_key(event, choice))
@@ -370,10 +482,12 @@ class Interactive:
             buffer = event.current_buffer
             if buffer.complete_state:
                 buffer.cancel_completion()
+            elif self.approvals:  # Esc at a question denies it (docs/terminal.md); a second Esc aborts
+                if self.reason_open:
+                    buffer.reset()
+                self.answer(None if self.trust_open else "Deny")
             elif self.busy:
                 self.spawn(self.abort())
-            elif self.approvals:
-                self.answer(None if self.trust_open else "Deny")
 
         @kb.add("c-c")
         def _(event: Any) -> None:
@@ -433,6 +547,9 @@ class Interactive:
             self.say([("yellow", f"cleared {cleared} queued prompt{'s' if cleared != 1 else ''}")])
 
     async def send(self, text: str) -> None:
+        if unconfigured(self.conn.init_options):
+            self.say(*setup_lines())  # not sent: it would fail, and be saved as a session of one failed prompt
+            return
         attachments, notes = attach_files(text, self.cwd)
         for note in notes:
             self.say([("dim", note)])
@@ -492,6 +609,7 @@ class Interactive:
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new, "/private": self.cmd_private,
             "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
+            "/diff": self.cmd_diff, "/undo": self.cmd_undo, "/effort": self.cmd_effort, "/reasoning": self.cmd_reasoning,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -501,6 +619,7 @@ class Interactive:
     async def cmd_todos(self, _: str) -> None:
         result = await self.conn.todos()
         rendered = str(result.get("rendered") or "") if result.get("todos") else ""
+        self.shown_todos = rendered  # shown now: a notification with the same list is not repeated
         self.say(*(render.todo_lines(rendered) or [[("dim", "no tasks")]]))
         for warning in result.get("warnings") or []:
             self.say([("yellow", f"! {warning}")])
@@ -565,7 +684,8 @@ class Interactive:
 
     async def cmd_rewind(self, arg: str) -> None:
         words = arg.split()
-        listed = (await self.conn.command(wire.CHECKPOINTS, {})).get("checkpoints") or []
+        # Numbered oldest first (1 = the first turn), as "before turn N" reads; the server lists newest first.
+        listed = list(reversed((await self.conn.command(wire.CHECKPOINTS, {})).get("checkpoints") or []))
         if not words:
             self.say(*render.checkpoint_lines(listed))
             return
@@ -580,13 +700,83 @@ class Interactive:
         chosen = listed[int(pick) - 1]
         args = {"turnId": chosen["turnId"], "conversation": "files" not in options, "force": "force" in options}
         result = await self.conn.command(wire.REWIND, args)
-        self.say(*render.rewind_lines(result))
+        undo = len((await self.conn.command(wire.CHECKPOINTS, {})).get("checkpoints") or []) if result.get("undo") else 0
+        self.say(*render.rewind_lines(result, undo))
+        self.last_turn = None
         prompt = str(result.get("prompt") or "")
         if prompt and self.prompt_session is not None:
             # Handed back for the input box: edit it and send it again, or clear it.
             self.prompt_session.default_buffer.text = prompt
             self.prompt_session.default_buffer.cursor_position = len(prompt)
             self.redraw()
+
+    async def _changed_turn(self) -> tuple[str, list[str]] | None:
+        """The last turn that changed files: this run's, else the newest such checkpoint."""
+        if self.last_turn is not None:
+            return self.last_turn
+        for row in (await self.conn.command(wire.CHECKPOINTS, {})).get("checkpoints") or []:
+            if row.get("kind") != "rewind" and row.get("files"):
+                return str(row["turnId"]), [str(f.get("path")) for f in row["files"]]
+        return None
+
+    async def cmd_diff(self, path: str) -> None:
+        turn = await self._changed_turn()
+        if turn is None:
+            self.say([("dim", "no turn has changed a file yet")])
+            return
+        args: dict[str, Any] = {"turnId": turn[0], **({"path": path} if path else {})}
+        result = await self.conn.command(wire.TURN_DIFF, args)
+        diff = str(result.get("diff") or "")
+        if not diff.strip():
+            self.say([("dim", f"no change to {path} in the last turn" if path else "the last turn left no difference")])
+            return
+        self.say(*render.diff_lines(diff))
+
+    async def cmd_undo(self, path: str) -> None:
+        turn = await self._changed_turn()
+        if turn is None:
+            self.say([("dim", "no turn has changed a file yet: nothing to undo")])
+            return
+        if self.busy:
+            self.say([("yellow", "a turn is running: Esc aborts it, then /undo")])
+            return
+        turn_id, paths = turn
+        if path and path not in paths:
+            self.say([("yellow", f"the last turn did not change {path}; it changed {', '.join(paths)}")])
+            return
+        args: dict[str, Any] = {"turnId": turn_id, "conversation": False, **({"paths": [path]} if path else {})}
+        self.say(*render.rewind_lines(await self.conn.command(wire.REWIND, args)))
+        left = [p for p in paths if path and p != path]
+        self.last_turn = (turn_id, left) if left else None
+
+    async def cmd_effort(self, arg: str) -> None:
+        if arg and arg not in EFFORTS:
+            self.say([("yellow", f"usage: /effort [{'|'.join(EFFORTS)}]")])
+            return
+        result = await self.conn.command(wire.EFFORT, {"effort": arg} if arg else {})
+        effort = result.get("effort")
+        said = f"reasoning effort {effort}" if effort else "reasoning effort: the endpoint's default"
+        self.say([("green" if arg else "", said), ("dim", f"  ({result.get('model')}{', from the next request' if arg else ''})")])
+
+    async def cmd_reasoning(self, _: str) -> None:
+        self.show_reasoning()
+
+    def show_reasoning(self) -> None:
+        if not self.reasoning.strip():
+            self.say([("dim", "no reasoning summary in this turn")])
+            return
+        self.say(*[[("dim", "  " + line)] for line in self.reasoning.strip().splitlines()])
+
+    async def page(self, diff: str) -> None:
+        """`v` at an approval: the whole diff in a pager (less, its shell escapes off), else printed."""
+        lines = render.diff_lines(diff)
+        pager = shutil.which("less")
+        if pager is None:
+            self.say(*lines)
+            return
+        text = "\n".join(render.to_ansi(line, True) for line in lines) + "\n"
+        env = {**os.environ, "LESSSECURE": "1"}
+        await run_in_terminal(lambda: subprocess.run([pager, "-R"], input=text, text=True, env=env, check=False), in_executor=True)
 
     async def cmd_cost(self, _: str) -> None:
         self.say(*render.cost_lines(await self.conn.status()))
@@ -617,6 +807,8 @@ class Interactive:
         self.say([("bold", "shiro-neko"), ("dim", f"  {status.model} · {self.cwd} · /help · Esc aborts · Ctrl-D leaves")])
         if resumed is not None:
             self.say(*render.resumed_lines(resumed))
+        if unconfigured(self.conn.init_options):
+            self.say(*setup_lines())
         session: PromptSession[str] = PromptSession(
             message=self.message, bottom_toolbar=self.toolbar, history=PromptHistory(prompts),
             completer=ShiroCompleter(self.cwd), complete_while_typing=True, key_bindings=self.bindings(),

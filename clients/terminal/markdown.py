@@ -18,6 +18,7 @@ from ..model.visible_text import visible
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TRAILING = re.compile(r" +$", re.MULTILINE)
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class MarkdownBlocks:
@@ -65,4 +66,16 @@ def to_ansi(block: str, width: int) -> str:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, color_system="256", width=max(20, width), legacy_windows=False)
     console.print(Markdown(visible(block), code_theme="monokai", hyperlinks=False))
-    return _TRAILING.sub("", out.getvalue()).rstrip("\n")
+    lines = _TRAILING.sub("", out.getvalue()).split("\n")
+    # rich pads a code block and a table with blank lines (of background colour) above and below;
+    # the UI puts one blank line between blocks, so these would make 3-4 (issue 41 item 5).
+    while lines and _blank(lines[0]):
+        lines.pop(0)
+    while lines and _blank(lines[-1]):
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _blank(line: str) -> bool:
+    """A line that shows nothing but spaces (its escape sequences aside)."""
+    return not _SGR.sub("", line).strip()

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import protocol as wire
+from ..model.checkpoint import FileChange
 from ..protocol import NEVER_WRITTEN
 from ..model.visible_text import visible
 
@@ -106,6 +107,31 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
+_OUTPUT_TOOLS = {"run_command", "command_output", "command_stop"}  # their body is a command's output
+OUTPUT_HEAD, OUTPUT_TAIL = 3, 3  # lines of a command's output shown under its call
+
+
+def output_lines(body: list[str], head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> list[Line]:
+    """A command's output under its call, dim: the first and last few lines, each cut to one line."""
+    shown = [line for line in body if line.strip()]
+    if len(shown) > head + tail + 1:
+        kept = [*shown[:head], f"… {len(shown) - head - tail} more lines", *shown[-tail:]]
+    else:
+        kept = shown
+    return [[("dim", "    │ " + one_line(line, WIDTH - 6))] for line in kept]
+
+
+def tool_result_lines(event: wire.ToolResultEvent, tool: str = "") -> list[Line]:
+    """The verdict line, then, for a command, the first and last lines of its output."""
+    first = tool_result_line(event, tool)
+    if tool not in _OUTPUT_TOOLS:
+        return [first]
+    lines = event.output.strip().splitlines()
+    if event.isError or not lines:
+        return [first, *output_lines(lines[1:])]
+    return [[("dim", f"  ✓ {tool}: " + one_line(lines[0], 90))], *output_lines(lines[1:])]
+
+
 def tool_result_line(event: wire.ToolResultEvent, tool: str = "") -> Line:
     lines = event.output.strip().splitlines()
     label = f"{tool}: " if tool else ""
@@ -138,7 +164,7 @@ def event_lines(event: wire.Event, tools: ToolNames | None = None) -> list[Line]
             tools.note(event)
         return [tool_call_line(event)]
     if isinstance(event, wire.ToolResultEvent):
-        return [tool_result_line(event, tools.note(event) if tools is not None else "")]
+        return tool_result_lines(event, tools.note(event) if tools is not None else "")
     if isinstance(event, wire.NoticeEvent):
         return [[("yellow", f"! {event.message}")]]
     if isinstance(event, wire.CompactedEvent):
@@ -150,7 +176,40 @@ def event_lines(event: wire.Event, tools: ToolNames | None = None) -> list[Line]
             return [[("yellow", "aborted")]]
         if event.status == "error":
             return [[("red", f"error: {event.error or 'the turn failed'}")]]
+        if event.files:
+            return [files_changed_line(event.files)]
     return []
+
+
+def files_changed_line(files: list[FileChange], limit: int = 6) -> Line:
+    """After a turn that changed files: `2 files changed: a.py, b.py (/diff to see, /undo to revert)`."""
+    names = ", ".join(f.path for f in files[:limit]) + (f" and {len(files) - limit} more" if len(files) > limit else "")
+    return [("cyan", f"{plural(len(files), 'file')} changed: "), ("", names), ("dim", " (/diff to see, /undo to revert)")]
+
+
+DIFF_SHOWN = 40  # lines of an approval's diff shown above the question; a key pages all of it
+
+
+def diff_lines(diff: str, limit: int | None = None) -> list[Line]:
+    """A unified diff coloured: additions green, removals red, hunk headers cyan, file headers bold.
+    Cut at `limit` lines with a last line saying how many more."""
+    rows = diff.rstrip("\n").split("\n") if diff.strip() else []
+    out: list[Line] = []
+    for row in rows[:limit] if limit is not None else rows:
+        if row.startswith(("+++", "---")):
+            style = "bold"
+        elif row.startswith("+"):
+            style = "green"
+        elif row.startswith("-"):
+            style = "red"
+        elif row.startswith("@@"):
+            style = "cyan"
+        else:
+            style = "dim" if row.startswith("…") else ""
+        out.append([(style, "  " + row)])
+    if limit is not None and len(rows) > limit:
+        out.append([("dim", f"  … {len(rows) - limit} more lines")])
+    return out
 
 
 # -- task list, status, cost ---------------------------------------------------------------
@@ -331,7 +390,7 @@ def _files_text(files: list[dict[str, Any]], limit: int = 4) -> str:
 
 
 def checkpoint_lines(rows: list[dict[str, Any]]) -> list[Line]:
-    """`/rewind`: the session's checkpoints, newest first, numbered for `/rewind N`."""
+    """`/rewind`: the session's checkpoints oldest first, numbered for `/rewind N` (1 = the first turn)."""
     if not rows:
         return [[("dim", "no checkpoints yet: one is recorded before each turn's first tool")]]
     out: list[Line] = []
@@ -344,11 +403,12 @@ def checkpoint_lines(rows: list[dict[str, Any]]) -> list[Line]:
             ("yellow" if row.get("kind") == "rewind" else "", one_line(label or "(no prompt)", 50)),
             ("dim", f"  {_files_text(row.get('files') or [])}"),
         ])
-    out.append([("dim", "/rewind N  files and conversation back to before turn N · /rewind N files  files only · add force to restore files you changed since")])
+    out.append([("dim", "/rewind N  files and conversation back to before turn N (1 = the first) · /rewind N files  files only · add force to restore files you changed since")])
     return out
 
 
-def rewind_lines(result: dict[str, Any]) -> list[Line]:
+def rewind_lines(result: dict[str, Any], undo: int = 0) -> list[Line]:
+    """What a rewind did; `undo`: the number `/rewind` gives the rewind itself (the newest checkpoint)."""
     restored = result.get("restored") or []
     out: list[Line] = [[("green", f"restored {len(restored)} file{'s' if len(restored) != 1 else ''}"),
                         ("dim", ("  " + " ".join(restored[:8]) + (" …" if len(restored) > 8 else "")) if restored else "")]]
@@ -359,6 +419,6 @@ def rewind_lines(result: dict[str, Any]) -> list[Line]:
         count = len(result["messages"])
         out.append([("dim", f"conversation cut back to {count} messages; the prompt is back in the input box" if result.get("prompt")
                      else f"conversation as it was before that rewind: {count} messages")])
-    if result.get("undo"):
-        out.append([("dim", "undo: /rewind 1 (the rewind is the newest checkpoint)")])
+    if result.get("undo") and undo:
+        out.append([("dim", f"undo: /rewind {undo} (the rewind is the newest checkpoint)")])
     return out

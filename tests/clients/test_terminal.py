@@ -49,8 +49,12 @@ def run(args: list[str], workspace: Path, env: dict[str, str], timeout: float = 
     )
 
 
+_CONTEXT = re.compile(r"<(environment_context|todos|project_memory|project_instructions)\b")
+
+
 def user_texts(body: dict[str, Any]) -> list[str]:
-    """Every user text the provider was sent (Responses `input`)."""
+    """Every user text the provider was sent (Responses `input`), context messages left out (the
+    date, git status, task list… the server appends: server/agent/context_messages.py)."""
     out = []
     for item in body.get("input", []):
         if item.get("role") == "user":
@@ -59,7 +63,7 @@ def user_texts(body: dict[str, Any]) -> list[str]:
                 out.append(content)
             else:
                 out += [part.get("text", "") for part in content or []]
-    return out
+    return [text for text in out if not _CONTEXT.match(text)]
 
 
 def sent(fake: FakeProvider, body: dict[str, Any]) -> str:
@@ -369,9 +373,9 @@ def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, f
     t = term()
     t.type("why does the pagination test fail?")
     t.expect(r"→ todo_write 1 task")
+    t.expect(r"\[~\] fix the boundary")  # the task list, printed when it changes
     t.expect("Looked into it.")
     t.expect("The loop stops one early.")
-    t.expect(r"\[~\] fix the boundary")  # the live task list, above the input
 
     t.type("/todos")
     t.expect(r"tasks \.+ 0/1")
@@ -532,14 +536,15 @@ def test_interactive_rewind_lists_restores_and_hands_the_prompt_back(tmp_path, w
     t.leave()
 
 
-def test_esc_during_an_approval_aborts_without_a_server_error(workspace, fake, term):
-    # Issue 26: Esc while an approval was open printed `Error in server: CANCELLED: <Future …>`.
+def test_abort_during_an_approval_aborts_without_a_server_error(workspace, fake, term):
+    # Issue 26: an abort while an approval was open printed `Error in server: CANCELLED: <Future …>`.
+    # (Esc there denies the call: tests/clients/test_terminal_review.py; Ctrl-C aborts the turn.)
     fake.script(Reply(calls=[Call("run_command", {"command": "echo hi"})]), Reply(text="never asked"))
     t = term()
     t.type("run it")
     t.expect(r"\? shiro-neko wants to")
     time.sleep(0.3)
-    t.child.send("\x1b")
+    t.key("ctrl-c")
     t.expect("aborted")
     time.sleep(1.0)  # a late error would be printed by now
     t.leave()

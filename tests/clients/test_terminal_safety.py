@@ -124,7 +124,7 @@ def test_interactive_approval_shows_every_line_and_asks_last(workspace, fake, te
     t.type("run it")
     # The request is printed above the prompt, and the prompt (the question) redrawn under it;
     # prompt_toolkit may draw the question once before the printed lines reach the terminal.
-    last_line, asked = "61 │ ^[[62A^[[2K^Mnpm test", "[a]llow / al[w]ays / [d]eny (the request above: 61 lines, from line 1) › "
+    last_line, asked = "61 │ ^[[62A^[[2K^Mnpm test", "[a]llow / al[w]ays / [d]eny / [r]eason (the request above: 61 lines, from line 1) › "
     deadline = time.monotonic() + WAIT
     while not (last_line in (shown := plain(t.out)) and asked in shown[shown.index(last_line):]):
         assert time.monotonic() < deadline, shown[-3000:]
