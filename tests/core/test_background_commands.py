@@ -275,14 +275,3 @@ async def test_finished_commands_and_their_files_are_dropped_past_the_bound(harn
     assert [p.exists() for p in logs] == [False, False] + [True] * MAX_KEPT  # the two oldest went
     assert "bg1" not in commands.commands and f"bg{MAX_KEPT + 2}" in commands.commands
 
-
-async def test_always_allow_does_not_cover_the_same_command_in_another_workdir(harness: ServiceHarness) -> None:
-    (harness.root / "sub").mkdir()
-    harness.sink.answers = ["always", "deny"]
-    harness.fake.script(Reply(calls=[Call("run_command", {"command": "pwd"}, "a"),
-                                     Call("run_command", {"command": "pwd"}, "b"),
-                                     Call("run_command", {"command": "pwd", "workdir": "sub"}, "c")]), Reply(text="ok"))
-    result = await harness.chat("pwd thrice")
-    a, b, c = _results(harness, result["turnId"])
-    assert len(harness.sink.asked) == 2 and "in sub" in harness.sink.asked[1][1]
-    assert not a["isError"] and not b["isError"] and c["isError"] and "denied" in c["output"]
