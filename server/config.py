@@ -36,6 +36,14 @@ class ShortTermMemorySettings(msgspec.Struct, omit_defaults=True):
     nudgeDepth: int = 2
 
 
+class PermissionSettings(msgspec.Struct, omit_defaults=True):
+    """`shiro.permissions`: Claude Code-style rule strings per kind (agent/permissions.py)."""
+
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+
+
 class Settings(msgspec.Struct, omit_defaults=True):
     model: str | None = None
     baseUrl: str | None = None
@@ -57,6 +65,8 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # Hosts web_fetch reaches without asking (each with its subdomains; agent/tools/web_fetch.py).
     # A project file cannot set it before trust (project_settings.py: not a safe key).
     webFetchAllowedDomains: list[str] = []
+    # allow/ask/deny rules (agent/permissions.py); a project's wait for trust (project_settings.py).
+    permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
     maxSteps: int = 50
     # The prompt variant's model family (agent/model_family.py); null: chosen from the model id.
     promptFamily: Literal["codex", "small", "default"] | None = None

@@ -49,7 +49,9 @@ DEFAULTS: dict[str, Any] = {
 # a higher one, or one that is not an integer, waits for trust, and the user's value stays.
 CAPPED: dict[str, int] = {"maxSteps": 50, "compactThreshold": 120_000}
 # Every known key that can wait for trust (VS Code's restrictedConfigurations name these).
-WAITING_KEYS = ("baseUrl", "mcpServers", *STRICTER, *CAPPED)
+# `permissions` (allow/ask/deny rules, agent/permissions.py) waits whole: an allow rule loosens,
+# and the trust question names `permissions.allow` etc. like any other held key.
+WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED)
 
 MAX_FILE_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 SHOWN_KEYS = 12  # a question or notice names at most this many keys, then "and N more"

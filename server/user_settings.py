@@ -59,6 +59,19 @@ def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _with_user_rules(project: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    """A trusted project's settings with its `permissions` lists joined to the user's (the user's
+    first), not replacing them: a project's rules add to the user's deny rules, never drop them."""
+    rules, mine = project.get("permissions"), user.get("permissions")
+    if not isinstance(rules, dict) or not isinstance(mine, dict):
+        return project
+    joined = dict(rules)
+    for kind, theirs in rules.items():
+        if isinstance(theirs, list) and isinstance(mine.get(kind), list):
+            joined[kind] = [*mine[kind], *(r for r in theirs if r not in mine[kind])]
+    return {**project, "permissions": joined}
+
+
 def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
     from .state.atomic import SMALL_MAX_BYTES, StateError, read_state_file  # msgspec: only when there is a file
 
@@ -98,7 +111,7 @@ def load_user_settings(workspace: Path | None = None, trust: TrustLookup | None 
             if held.view is not None:  # the settings file
                 out.settings = merge(out.settings, held.view.safe)
                 if trusted:
-                    out.settings = merge(out.settings, held.view.waiting)
+                    out.settings = merge(out.settings, _with_user_rules(held.view.waiting, out.settings))
                 out.files.append(workspace / held.name)
             if held.keys and not trusted:
                 out.held.append(held)

@@ -84,6 +84,8 @@ class AgentSession:
     deps: SessionDeps
     # What "always allow" answers cover: one key per exact call (tool_calls.allowance_key), never a whole tool.
     always_allowed: set[str] = field(default_factory=set)
+    # Allow rules an "always allow" added for this session (agent/permissions.py narrowest_rules), bounded.
+    permission_rules: list[str] = field(default_factory=list)
     touched: set[Path] = field(default_factory=set)  # files the agent worked on (for AGENTS.md lookup)
     # Project memory as rendered once for this session (memory is what *earlier* sessions learned).
     memory_block: str | None = None

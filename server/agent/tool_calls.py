@@ -15,6 +15,7 @@ from ..model.unified_diff import capped, diff_lines
 from ..model.visible_text import visible
 from ..protocol import DIFF_CAP, NoticeEvent, ToolResultEvent
 from .events import ApprovalRequest, Denied
+from .permissions import decide, narrowest_rules, remember_for_session
 from .session import AgentSession
 from .status import emit_status
 from .tools.base import Tool, ToolError
@@ -96,6 +97,12 @@ def allowance_key(tool: Tool, call: ToolCallPart, root: Path) -> str:
     return tool.name + "\0" + json.dumps(what, sort_keys=True, ensure_ascii=False)
 
 
+def denied_by_rule(rule: str) -> str:
+    """The tool result of a call a deny rule refused: which rule, and what the model can do."""
+    return (f"denied by the permission rule {rule} (permissions.deny in the user's or the project's "
+            "settings); the call was not run. Do not retry it in another form; if it is needed, ask the user.")
+
+
 def deny_pending(session: AgentSession, reason: str) -> None:
     calls = pending_calls(session.messages)
     if calls:
@@ -149,11 +156,20 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         known = ", ".join(sorted(tools)) or "none"
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
     settings = session.deps.settings()
+    rule = decide(settings.permissions, session.permission_rules, tool.name, call.input, session.root)
+    if rule is not None and rule.kind == "deny":
+        return ToolResultPart(call.tool_call_id, call.tool_name, denied_by_rule(rule.rule), True)
     guarded = guarded_write(tool, call, session.root)
+    if rule is not None and rule.kind == "allow" and tool.name == "web_fetch":
+        guarded = None  # a `WebFetch(domain:…)` allow rule is one more webFetchAllowedDomains entry
+    # An allow rule never covers a command that cannot be sandboxed, nor a guarded write (above).
+    allowed = rule is not None and rule.kind == "allow" and tool.approval != "unsandboxed-command"
+    asked_by = rule.rule if rule is not None and rule.kind == "ask" else None
     key = allowance_key(tool, call, session.root)
     unasked = guarded is None and tool.unasked is not None and isinstance(call.input, dict) and tool.unasked(call.input)
-    if guarded is not None or (needs_approval(tool, settings.approvals) and key not in session.always_allowed
-                               and not unasked):
+    if guarded is not None or asked_by is not None or (
+            needs_approval(tool, settings.approvals) and key not in session.always_allowed
+            and not unasked and not allowed):
         summary = describe_call(tool, call)
         # Only for sinks that show it: ACP editors have no use for it, and computing it
         # would read the file from the editor once more.
@@ -165,7 +181,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             tool_call_id=call.tool_call_id,
             tool_name=tool.name,
             input=call.input,
-            summary=f"{summary} (always asked: {guarded})" if guarded else summary,
+            summary=(f"{summary} (always asked: {guarded})" if guarded
+                     else f"{summary} (asked by the permission rule {asked_by})" if asked_by else summary),
             preview=preview,
             diff=diff,
             diff_lines=diff_count,
@@ -184,6 +201,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             return ToolResultPart(call.tool_call_id, call.tool_name, _denial_text(tool, answer), True)
         if answer == "always" and guarded is None:  # a guarded write is allowed this once only
             session.always_allowed.add(key)
+            # and its narrowest rule (`npm test` -> `Bash(npm test:*)`), never a whole tool.
+            remember_for_session(session.permission_rules, narrowest_rules(tool.name, call.input))
     session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)
     result = await run_tool(tool, session.deps.host, call.input)
     if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
