@@ -467,7 +467,7 @@ async def test_grep_caps_matches(ws: Path, host: DiskToolHost) -> None:
     (ws / "many.txt").write_text("match\n" * 600)
     result = await call(host, "grep", {"pattern": "match"})
     lines = result.output.splitlines()
-    assert len(lines) == search.MAX_GREP_MATCHES + 1 and "showing 500 of 600" in lines[-1]
+    assert len(lines) == search.MAX_GREP_MATCHES + 1 and "showing matches 1-500 of 600; pass offset=500" in lines[-1]
 
 
 # --- output cap -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import asyncio
 import re
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -26,6 +26,10 @@ from .workspace_paths import resolve_workspace_path, workspace_relative
 
 MAX_LIST_ENTRIES = 1000
 MAX_GREP_MATCHES = 500
+# Paging (issue 37): how far `offset` may reach, and the most matches files/count modes look at.
+MAX_GREP_OFFSET = 20_000
+MAX_GREP_SCAN = 20_000
+MAX_GREP_CONTEXT = 10
 MAX_GREP_LINE_CHARS = 300
 # Bigger files are generated data or logs; scanning them costs much and finds little.
 MAX_GREP_FILE_BYTES = 5_000_000
@@ -144,40 +148,105 @@ async def _list_files(host: ToolHost, args: ListFilesArgs) -> ToolResult:
 async def _grep(host: ToolHost, args: GrepArgs) -> ToolResult:
     pattern = args.pattern
     glob = args.glob or None
+    mode = args.output_mode or "content"
+    offset = args.offset or 0
+    limit = args.limit or MAX_GREP_MATCHES
+    # Content pages through matches; files and count need every match to list or count them.
+    wanted = offset + limit if mode == "content" else MAX_GREP_SCAN
     output = command_output_file(args.path) if args.path else None
+    buffers: dict[str, str] = {}
     if output is not None:
         # A command's output file (tools/background.py): searched alone, from its own folder.
         shown = str(output)
+        base = output.parent
         found = await ripgrep.search(
             output.parent, output.name, pattern, case_insensitive=args.case_insensitive is True,
-            max_matches=MAX_GREP_MATCHES, max_file_bytes=SPILL_BYTES + 1)
+            max_matches=wanted, max_file_bytes=SPILL_BYTES + 1)
     else:
         start, shown = await asyncio.to_thread(_start, host, args.path or None)
+        base = host.root
+        buffers = _open_buffers(host, start, _glob_matcher(glob) if glob else None)
         found = await ripgrep.search(
             host.root, workspace_fs.relative_to_root(host.root, start), pattern,
-            case_insensitive=args.case_insensitive is True, glob=glob,
-            buffers=_open_buffers(host, start, _glob_matcher(glob) if glob else None),
-            max_matches=MAX_GREP_MATCHES, max_file_bytes=MAX_GREP_FILE_BYTES,
+            case_insensitive=args.case_insensitive is True, glob=glob, buffers=buffers,
+            max_matches=wanted, max_file_bytes=MAX_GREP_FILE_BYTES,
         )
-    lines = []
-    for match in found.matches:
-        line = match.text.rstrip("\r")
-        if len(line) > MAX_GREP_LINE_CHARS:
-            line = line[:MAX_GREP_LINE_CHARS] + "..."
-        lines.append(f"{match.path}:{match.line}: {line}")
     notes = [note for note in (found.stopped,) if note]
-    if not lines:
+    if not found.matches:
         return ToolResult("\n".join([f"no matches for {pattern!r} in '{shown}'", *(f"[{n}]" for n in notes)]))
+    more = "" if found.complete else " or more"
+    if mode == "content":
+        page = found.matches[offset : offset + limit]
+        total = found.total
+        before = args.before if not isinstance(args.before, UnsetType) else (args.context or 0)
+        after = args.after if not isinstance(args.after, UnsetType) else (args.context or 0)
+        if before or after:
+            lines = await asyncio.to_thread(_with_context, base, buffers, page, before, after)
+        else:
+            lines = [f"{m.path}:{m.line}: {_short(m.text)}" for m in page]
+        unit = "matches"
+    else:
+        counts: dict[str, int] = {}
+        for match in found.matches:
+            counts[match.path] = counts.get(match.path, 0) + 1
+        entries = [path if mode == "files" else f"{path}: {n}" for path, n in counts.items()]
+        page_entries = entries[offset : offset + limit]
+        lines, total, unit = page_entries, len(entries), "files"
+        if found.total > len(found.matches):
+            notes.append(f"only the first {len(found.matches):,} of {found.total:,}{more} matches were looked at; "
+                         "narrow it with path or glob")
+            more = " or more"
+    if not lines:
+        return ToolResult(f"offset {offset} is past the last of the {total:,} {unit}; use a smaller offset")
     body = "\n".join(lines)
-    if found.total > MAX_GREP_MATCHES:
-        more = "" if found.complete else " or more"
+    shown_end = offset + (len(page) if mode == "content" else len(page_entries))
+    if shown_end < total:
         body += (
-            f"\n[... matches cut: showing {MAX_GREP_MATCHES} of {found.total:,}{more}; "
-            "narrow it with path, glob or a more specific pattern ...]"
+            f"\n[showing {unit} {offset + 1}-{shown_end} of {total:,}{more}; "
+            f"pass offset={shown_end} to continue, or narrow it with path, glob or a more specific pattern]"
         )
     for note in notes:
         body += f"\n[{note}]"
     return ToolResult(cap_output(body))
+
+
+def _short(text: str) -> str:
+    line = text.rstrip("\r")
+    return line[:MAX_GREP_LINE_CHARS] + "..." if len(line) > MAX_GREP_LINE_CHARS else line
+
+
+def _with_context(base: Path, buffers: dict[str, str], matches: list[ripgrep.Match], before: int,
+                  after: int) -> list[str]:
+    """Matches with `before`/`after` lines around them, as grep -C prints them: 'path:N: match',
+    'path-N- context', '--' between groups. The files are read beneath the root (workspace_fs)."""
+    texts: dict[str, list[str]] = {}
+    out: list[str] = []
+    last: tuple[str, int] | None = None
+    hits = {(m.path, m.line) for m in matches}
+    for match in matches:
+        if match.path not in texts:
+            if match.path in buffers:
+                texts[match.path] = buffers[match.path].split("\n")
+            else:
+                try:
+                    data = workspace_fs.read_bytes(base, match.path, max_bytes=MAX_GREP_FILE_BYTES)
+                    texts[match.path] = data.decode("utf-8", "replace").split("\n")
+                except OSError:
+                    texts[match.path] = []
+        lines = texts[match.path]
+        first = max(match.line - before, 1)
+        if last is not None and last[0] == match.path and first <= last[1] + 1:
+            first = last[1] + 1
+        elif last is not None:
+            out.append("--")
+        end = min(match.line + after, len(lines)) if lines else match.line
+        for n in range(first, max(end, match.line) + 1):
+            if (match.path, n) in hits or n == match.line:
+                out.append(f"{match.path}:{n}: {_short(lines[n - 1] if n <= len(lines) else match.text)}")
+            elif n <= len(lines):
+                out.append(f"{match.path}-{n}- {_short(lines[n - 1])}")
+        last = (match.path, max(end, match.line, last[1] if last and last[0] == match.path else 0))
+    return out
 
 
 def _open_buffers(host: ToolHost, start: Path, matches: Any) -> dict[str, str]:
@@ -218,6 +287,16 @@ class GrepArgs(msgspec.Struct, forbid_unknown_fields=True):
     ] | UnsetType = UNSET
     glob: Annotated[str, Meta(description=_GREP_GLOB_DOC)] | UnsetType = UNSET
     case_insensitive: Annotated[bool, Meta(description="Ignore case. Default false.")] | UnsetType = UNSET
+    output_mode: Annotated[
+        Literal["content", "files", "count"],
+        Meta(description="content: the matching lines (default); files: only the paths of files that match; "
+                         "count: each file's number of matching lines."),
+    ] | UnsetType = UNSET
+    context: Annotated[int, Meta(ge=0, le=MAX_GREP_CONTEXT, description="Lines shown before and after each match (content mode).")] | UnsetType = UNSET
+    before: Annotated[int, Meta(ge=0, le=MAX_GREP_CONTEXT, description="Lines shown before each match; overrides context.")] | UnsetType = UNSET
+    after: Annotated[int, Meta(ge=0, le=MAX_GREP_CONTEXT, description="Lines shown after each match; overrides context.")] | UnsetType = UNSET
+    offset: Annotated[int, Meta(ge=0, le=MAX_GREP_OFFSET, description="Skip this many results (matches, or files): the 'continue' note says which.")] | UnsetType = UNSET
+    limit: Annotated[int, Meta(ge=1, le=MAX_GREP_MATCHES, description=f"At most this many results. Default {MAX_GREP_MATCHES}.")] | UnsetType = UNSET
 
 
 LIST_FILES = Tool(
@@ -240,7 +319,9 @@ GREP = Tool(
         "backreferences), line by line; files ignored by .gitignore are skipped. Output lines look "
         "like 'path:line: text' (path relative to the workspace root, line numbers from 1). Open "
         f"editor buffers are searched with their unsaved text. {_SKIP_DOC} Binary files are "
-        f"skipped. At most {MAX_GREP_MATCHES} matches are shown."
+        f"skipped. At most {MAX_GREP_MATCHES} matches are shown; a note says the offset to continue "
+        "at. context/before/after add lines around each match ('path-N- text'); output_mode "
+        "'files' lists only the matching files, 'count' each file's number of matches."
     ),
     arguments=GrepArgs,
     run=_grep,
