@@ -167,15 +167,42 @@ class _BashIndex:
     any_rule: str | None  # the first `Bash` / `Bash(*)`
     by_first: dict[str, tuple[tuple[tuple[str, ...], bool, str], ...]]
 
-    def match(self, part: _Part) -> str | None:
+    def match(self, part: _Part, spellings: bool = False) -> str | None:
+        """The first rule matching `part`; with `spellings` (deny and ask rules) also the same
+        program run by its path or through a wrapper (`/bin/rm`, `command rm`, `sudo rm`)."""
         if self.any_rule is not None:
             return self.any_rule
-        if not part.words:
-            return None
-        for words, prefix, text in self.by_first.get(part.words[0], ()):
-            if (part.words[: len(words)] == words) if prefix else part.words == words:
-                return text
+        for seen in (_spellings(part.words) if spellings else (part.words,)):
+            if not seen:
+                continue
+            for words, prefix, text in self.by_first.get(seen[0], ()):
+                if (seen[: len(words)] == words) if prefix else seen == words:
+                    return text
         return None
+
+
+# Programs that run the command that follows them (after their own options): a deny rule for
+# `rm` is also a deny rule for `sudo rm`, `command rm`, `env X=1 rm`.
+_WRAPPERS = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo", "doas", "env", "nice", "xargs"})
+
+
+def _spellings(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    out = [words]
+    while words:
+        first = words[0]
+        base = first.rsplit("/", 1)[-1].lstrip("\\")
+        if base != first:
+            words = (base, *words[1:])
+            out.append(words)
+            continue
+        if base not in _WRAPPERS:
+            break
+        rest = words[1:]
+        while rest and (rest[0].startswith("-") or "=" in rest[0]):
+            rest = rest[1:]  # the wrapper's options and env's assignments
+        words = rest
+        out.append(words)
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -305,7 +332,7 @@ def decide(
             if index.any_rule is not None:  # even a command that does not parse
                 return Decision(kind, index.any_rule)  # type: ignore[arg-type]
             for part in parts or ():
-                hit = index.match(part)
+                hit = index.match(part, spellings=True)
                 if hit is not None:
                     return Decision(kind, hit)  # type: ignore[arg-type]
         if parts is None or not all(p.allowable for p in parts):

@@ -28,10 +28,13 @@ def _commands(*commands: str) -> Reply:
 async def test_deny_beats_allow_and_the_result_names_the_rule(shiro_home: Path, fake: Any, workspace: Path) -> None:
     rules = {"allow": ["Bash", "Bash(echo:*)"], "deny": ["Bash(rm:*)"]}
     async with service_harness(fake, shiro_home, workspace, approvals="auto", sandbox="off", permissions=rules) as h:
-        h.fake.script(_commands("echo hi && rm -f hello.py", "echo fine"), Reply(text="ok"))
+        h.fake.script(_commands("echo hi && rm -f hello.py", "/bin/rm -f hello.py", "command rm -f hello.py",
+                                "echo fine"), Reply(text="ok"))
         result = await h.chat("clean up")
-        denied, fine = _results(h, result)
-        assert denied["isError"] and "Bash(rm:*)" in denied["output"] and "not run" in denied["output"]
+        *denied, fine = _results(h, result)
+        assert len(denied) == 3
+        for d in denied:
+            assert d["isError"] and "Bash(rm:*)" in d["output"] and "not run" in d["output"]
         assert not fine["isError"] and "fine" in fine["output"]
         assert h.sink.asked == []  # a denial is no question
         assert (workspace / "hello.py").exists()
