@@ -156,7 +156,9 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         known = ", ".join(sorted(tools)) or "none"
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
     settings = session.deps.settings()
-    rule = decide(settings.permissions, session.permission_rules, tool.name, call.input, session.root)
+    # In a thread: parsing a long command (up to permissions.MAX_COMMAND_CHARS) takes up to ~0.5 s.
+    rule = await asyncio.to_thread(decide, settings.permissions, list(session.permission_rules), tool.name,
+                                   call.input, session.root)
     if rule is not None and rule.kind == "deny":
         return ToolResultPart(call.tool_call_id, call.tool_name, denied_by_rule(rule.rule), True)
     guarded = guarded_write(tool, call, session.root)
