@@ -221,7 +221,10 @@ class ShiroService:
         if sandbox is None and settings.sandbox != "off":
             unenforced = sandbox_status(settings.sandbox).reason or "bubblewrap does not work here"
         background = self.background_of(session) if session is not None else None
-        return core_tools(sandbox, env_names=env, unenforced=unenforced, background=background)
+        # apply_patch instead of edit_file (issue 37) while `promptFamily` is set to "codex" by hand;
+        # from the model id alone once the scripted edit_file tests name a non-codex model.
+        patch = session is not None and settings.promptFamily == "codex"
+        return core_tools(sandbox, env_names=env, unenforced=unenforced, background=background, patch=patch)
 
     async def before_turn(self, session: AgentSession) -> list[str]:
         """Notices for the start of a turn: what a project settings file holds back until trusted

@@ -412,6 +412,12 @@ def make_dirs(root: Path | str, rel: Path | str) -> list[str]:
     return made
 
 
+def unlink(root: Path | str, rel: Path | str) -> None:
+    """Remove the file `rel` beneath the root (a link is removed, never its target)."""
+    with _parent(root, os.fspath(rel), make_parents=False) as (parent, name):
+        os.unlink(name, dir_fd=parent)
+
+
 def remove_empty_dirs(root: Path | str, rels: Iterable[str]) -> None:
     """rmdir each of `rels` (deepest first) while it is still empty; stops at the first that is not."""
     for rel in sorted(rels, key=lambda r: r.count("/"), reverse=True):

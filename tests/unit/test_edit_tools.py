@@ -228,3 +228,64 @@ async def test_grep_modes_and_paging(ws: Path, host: DiskToolHost) -> None:
     assert rest.output == "b.py:1: needle 3"
     past = await call(host, "grep", {"pattern": "needle", "offset": 10})
     assert past.is_error is False and "past the last" in past.output
+
+
+# --- apply_patch --------------------------------------------------------------------------------
+
+from shiro_neko.agent.tools.apply_patch import APPLY_PATCH  # noqa: E402
+
+
+async def patch(host: DiskToolHost, text: str) -> ToolResult:
+    return await run_tool(APPLY_PATCH, host, {"input": text})
+
+
+async def test_apply_patch_add_update_delete_move(ws: Path, host: DiskToolHost) -> None:
+    (ws / "a.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    (ws / "gone.py").write_text("x\n")
+    (ws / "old.py").write_text("keep = 1\nchange = 2\n")
+    done = await patch(host, "\n".join([
+        "*** Begin Patch",
+        "*** Add File: pkg/new.py",
+        "+print('new')",
+        "*** Update File: a.py",
+        "@@ def g():",
+        " def g():",
+        "-    return 2",
+        "+    return 3",
+        "*** Delete File: gone.py",
+        "*** Update File: old.py",
+        "*** Move to: moved.py",
+        "@@",
+        " keep = 1",
+        "-change = 2",
+        "+change = 20",
+        "*** End Patch",
+    ]))
+    assert not done.is_error, done.output
+    assert (ws / "pkg/new.py").read_text() == "print('new')\n"
+    assert (ws / "a.py").read_text() == "def f():\n    return 1\n\n\ndef g():\n    return 3\n"
+    assert not (ws / "gone.py").exists() and not (ws / "old.py").exists()
+    assert (ws / "moved.py").read_text() == "keep = 1\nchange = 20\n"
+
+
+async def test_a_bad_patch_writes_nothing(ws: Path, host: DiskToolHost) -> None:
+    (ws / "a.py").write_text("a = 1\n")
+    (ws / "b.py").write_text("b = 1\n")
+    bad = await patch(host, "\n".join([
+        "*** Begin Patch",
+        "*** Update File: a.py", "@@", "-a = 1", "+a = 2",
+        "*** Update File: b.py", "@@", "-b = 404", "+b = 2",
+        "*** Add File: c.py", "+c",
+        "*** End Patch",
+    ]))
+    assert bad.is_error and "'b.py', chunk 1" in bad.output and "not found" in bad.output
+    assert (ws / "a.py").read_text() == "a = 1\n" and (ws / "b.py").read_text() == "b = 1\n"
+    assert not (ws / "c.py").exists()
+    unframed = await patch(host, "*** Update File: a.py\n-a = 1\n+a = 2\n")
+    assert unframed.is_error and "*** Begin Patch" in unframed.output
+    escape = await patch(host, "*** Begin Patch\n*** Add File: ../out.py\n+x\n*** End Patch")
+    assert escape.is_error and not (ws.parent / "out.py").exists()
+    git = await patch(host, "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+evil\n*** End Patch")
+    assert git.is_error and "git metadata" in git.output and not (ws / ".git").exists()
+    exists = await patch(host, "*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch")
+    assert exists.is_error and "already exists" in exists.output and (ws / "a.py").read_text() == "a = 1\n"

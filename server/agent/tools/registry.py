@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .apply_patch import APPLY_PATCH
 from .arguments import check_arguments, decode_object
 from .background import BackgroundCommands
 from .base import Tool, ToolError, ToolHost, ToolResult
@@ -19,11 +20,12 @@ from .shell import RUN_COMMAND, run_command_tool
 
 
 def core_tools(sandbox: Sandbox | None = None, *, env_names: tuple[str, ...] = (), unenforced: str | None = None,
-               background: BackgroundCommands | None = None) -> list[Tool]:
+               background: BackgroundCommands | None = None, patch: bool = False) -> list[Tool]:
+    """patch: apply_patch instead of edit_file, for the model families trained on it (model_family.py)."""
     plain = sandbox is None and not env_names and unenforced is None and background is None
     shell = RUN_COMMAND if plain else run_command_tool(sandbox, env_names=env_names, unenforced=unenforced,
                                                        background=background)
-    return [READ_FILE, LIST_FILES, GREP, EDIT_FILE, WRITE_FILE, shell]
+    return [READ_FILE, LIST_FILES, GREP, APPLY_PATCH if patch else EDIT_FILE, WRITE_FILE, shell]
 
 
 def parse_arguments(tool: Tool[Any], raw: str | dict[str, Any] | None) -> Any:

@@ -1,0 +1,249 @@
+"""apply_patch: Codex's patch format, offered instead of edit_file to the model families trained on
+it (agent/model_family.py "codex"; the swap is in service.py `tools_for`).
+
+    *** Begin Patch
+    *** Add File: path          (every following line starts with '+')
+    *** Delete File: path
+    *** Update File: path
+    *** Move to: new/path       (optional, right after Update File)
+    @@ optional context line    (one or more chunks; ' ' context, '-' removed, '+' added)
+    *** End of File             (optional: the chunk ends at the file's end)
+    *** End Patch
+
+All or none: every file's new text is computed and checked first; nothing is written while any
+part is refused. Each chunk's old lines are found through edit_file's matcher
+(tools/edit_match.py), so the same stages and the same "exactly one place" rule hold. Paths pass
+the same workspace guard as the file tools; git metadata (`.git`) is refused outright.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
+
+from .. import workspace_fs
+from . import seen_files
+from .arguments import check_arguments
+from .base import Tool, ToolError, ToolHost, ToolResult
+from .edit_match import plan_edit
+from .files import editor_or_disk_text
+from .workspace_paths import resolve_workspace_path, workspace_relative
+
+_BEGIN, _END = "*** Begin Patch", "*** End Patch"
+_ADD, _DELETE, _UPDATE, _MOVE = "*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "
+_EOF = "*** End of File"
+# A patch bigger than this is not an edit a model should send in one call.
+MAX_PATCH_CHARS = 2_000_000
+
+
+@dataclass
+class _Chunk:
+    old: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Op:
+    kind: str  # add | delete | update
+    path: str
+    move_to: str | None = None
+    added: list[str] = field(default_factory=list)
+    chunks: list[_Chunk] = field(default_factory=list)
+
+
+def parse_patch(text: str) -> list[_Op]:
+    lines = text.strip().replace("\r\n", "\n").split("\n")
+    if not lines or lines[0].strip() != _BEGIN:
+        raise ToolError(f"the patch must start with '{_BEGIN}'")
+    if lines[-1].strip() != _END:
+        raise ToolError(f"the patch must end with '{_END}'")
+    ops: list[_Op] = []
+    body = lines[1:-1]
+    i = 0
+    while i < len(body):
+        line = body[i]
+        if line.startswith(_ADD):
+            op = _Op("add", line[len(_ADD):].strip())
+            i += 1
+            while i < len(body) and not body[i].startswith("*** "):
+                if not body[i].startswith("+"):
+                    raise ToolError(f"line {i + 2}: every line of an added file starts with '+': {body[i][:80]!r}")
+                op.added.append(body[i][1:])
+                i += 1
+            ops.append(op)
+        elif line.startswith(_DELETE):
+            ops.append(_Op("delete", line[len(_DELETE):].strip()))
+            i += 1
+        elif line.startswith(_UPDATE):
+            op = _Op("update", line[len(_UPDATE):].strip())
+            i += 1
+            if i < len(body) and body[i].startswith(_MOVE):
+                op.move_to = body[i][len(_MOVE):].strip()
+                i += 1
+            chunk: _Chunk | None = None
+            while i < len(body) and (not body[i].startswith("*** ") or body[i].strip() == _EOF):
+                row = body[i]
+                if row.startswith("@@") or chunk is None:
+                    chunk = _Chunk()
+                    op.chunks.append(chunk)
+                    if row.startswith("@@"):
+                        i += 1
+                        continue
+                if row.strip() == _EOF:
+                    pass
+                elif row.startswith("+"):
+                    chunk.new.append(row[1:])
+                elif row.startswith("-"):
+                    chunk.old.append(row[1:])
+                elif row.startswith(" ") or row == "":
+                    chunk.old.append(row[1:])
+                    chunk.new.append(row[1:])
+                else:
+                    raise ToolError(f"line {i + 2}: a changed file's line starts with ' ', '-' or '+': {row[:80]!r}")
+                i += 1
+            op.chunks = [c for c in op.chunks if c.old or c.new]
+            if not op.chunks and op.move_to is None:
+                raise ToolError(f"'*** Update File: {op.path}' has no changes")
+            ops.append(op)
+        elif not line.strip():
+            i += 1
+        else:
+            raise ToolError(
+                f"line {i + 2}: expected '*** Add File: ', '*** Delete File: ' or '*** Update File: ', got {line[:80]!r}"
+            )
+    if not ops:
+        raise ToolError("the patch changes nothing")
+    return ops
+
+
+def _guard(host: ToolHost, raw: str) -> tuple[Path, str]:
+    if not raw:
+        raise ToolError("a file header names no path")
+    path = resolve_workspace_path(host.root, raw)
+    shown = workspace_relative(host.root, path)
+    if ".git" in Path(shown).parts:
+        raise ToolError(f"'{shown}' is git metadata; apply_patch never writes inside .git")
+    return path, shown
+
+
+@dataclass
+class _Planned:
+    writes: dict[Path, str | None]  # the new text, None: delete
+    shown: dict[Path, str]
+    lines: list[str]
+
+
+async def _exists(host: ToolHost, path: Path) -> bool:
+    if host.open_document_text(path) is not None:
+        return True
+    try:
+        await asyncio.to_thread(workspace_fs.stat, host.root, path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+async def plan_patch(host: ToolHost, text: str) -> _Planned:
+    if len(text) > MAX_PATCH_CHARS:
+        raise ToolError(f"the patch is over {MAX_PATCH_CHARS:,} characters; split it into several calls")
+    planned = _Planned({}, {}, [])
+    for op in parse_patch(text):
+        path, shown = _guard(host, op.path)
+        if path in planned.writes:
+            raise ToolError(f"'{shown}' appears twice in the patch; change each file in one section")
+        planned.shown[path] = shown
+        if op.kind == "add":
+            if await _exists(host, path):
+                raise ToolError(f"'{shown}' already exists; use '*** Update File: {op.path}' to change it")
+            planned.writes[path] = "\n".join(op.added) + "\n"
+            planned.lines.append(f"A {shown}")
+            continue
+        current = await editor_or_disk_text(host, path, shown)
+        if op.kind == "delete":
+            planned.writes[path] = None
+            planned.lines.append(f"D {shown}")
+            continue
+        for index, chunk in enumerate(op.chunks):
+            old, new = "\n".join(chunk.old), "\n".join(chunk.new)
+            if not chunk.old:
+                raise ToolError(f"'{shown}', chunk {index + 1}: it has no context or removed lines to find it by")
+            try:
+                current = plan_edit(current, old + "\n", new + "\n" if chunk.new else "", shown=shown).text
+            except ToolError as exc:
+                raise ToolError(f"'{shown}', chunk {index + 1}: {exc}") from None
+        if op.move_to:
+            target, target_shown = _guard(host, op.move_to)
+            if target != path and await _exists(host, target):
+                raise ToolError(f"cannot move '{shown}' to '{target_shown}': it already exists")
+            planned.writes[path] = None
+            planned.writes[target] = current
+            planned.shown[target] = target_shown
+            planned.lines.append(f"R {shown} -> {target_shown}")
+        else:
+            planned.writes[path] = current
+            planned.lines.append(f"M {shown}")
+    return planned
+
+
+async def _apply_patch(host: ToolHost, args: ApplyPatchArgs) -> ToolResult:
+    planned = await plan_patch(host, args.input)
+    for path, new_text in planned.writes.items():
+        if new_text is None:
+            continue
+        create = not await _exists(host, path)
+        if create:
+            await asyncio.to_thread(workspace_fs.make_dirs, host.root, path.parent)
+        if not await host.apply_text(path, new_text, create=create):
+            return ToolResult(f"the user rejected the change to '{planned.shown[path]}'; "
+                              "files before it in the patch were written", is_error=True)
+        seen_files.remember(host, path, new_text)
+    for path, new_text in planned.writes.items():
+        if new_text is None:
+            await asyncio.to_thread(workspace_fs.unlink, host.root, path)
+    return ToolResult("applied the patch:\n" + "\n".join(planned.lines))
+
+
+async def _preview(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
+    """The first written file as the patch would leave it (the approval shows one file's diff)."""
+    try:
+        planned = await plan_patch(host, check_arguments(ApplyPatchArgs, args, "apply_patch").input)
+    except (ToolError, OSError):
+        return None
+    return next(((p, t) for p, t in planned.writes.items() if t is not None), None)
+
+
+class ApplyPatchArgs(msgspec.Struct, forbid_unknown_fields=True):
+    input: Annotated[str, Meta(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")]
+
+
+def _summary(args: dict[str, Any]) -> str:
+    text = args.get("input")
+    if not isinstance(text, str):
+        return "apply a patch"
+    files = [line.split(": ", 1)[1].strip() for line in text.splitlines()
+             if line.startswith(("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "))]
+    return "patch " + ", ".join(files[:10]) + (" …" if len(files) > 10 else "")
+
+
+APPLY_PATCH = Tool(
+    name="apply_patch",
+    description=(
+        "Change files with a patch: '*** Begin Patch', then for each file '*** Add File: <path>' "
+        "(its lines each prefixed '+'), '*** Delete File: <path>', or '*** Update File: <path>' "
+        "(optionally '*** Move to: <new path>') followed by chunks, each starting with '@@' "
+        "(optionally followed by a line such as a function header), with ' ' context lines, '-' "
+        "removed lines and '+' added lines (3 lines of context around each change); "
+        "'*** End Patch' last. Paths relative to the workspace root. All or nothing: if any part "
+        "does not apply, nothing is written. The user may reject the change."
+    ),
+    arguments=ApplyPatchArgs,
+    run=_apply_patch,
+    approval="edit",
+    preview=_preview,
+    summary=_summary,
+)
