@@ -23,14 +23,14 @@ import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
-
-import bashlex
-import pathspec
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..config import PermissionSettings
 from ..state.atomic import SMALL_MAX_BYTES, read_state_file, write_atomic
 from .tools.web_fetch import host_allowed
+
+if TYPE_CHECKING:
+    import pathspec
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +135,8 @@ def simple_commands(command: str) -> tuple[_Part, ...] | None:
     """Every simple command of `command`, nested ones included, or None when it does not parse."""
     if len(command) > MAX_COMMAND_CHARS or not command.strip():
         return None
+    import bashlex  # noqa: PLC0415 - ~150 ms (it builds its parser tables): at the first command, in a thread
+
     try:
         trees = bashlex.parse(command)
     except Exception:  # bashlex raises ParsingError and NotImplementedError (e.g. `case`) alike
@@ -228,7 +230,7 @@ def _bash_index(texts: tuple[str, ...]) -> _BashIndex:
 
 
 @lru_cache(maxsize=4096)
-def _path_pattern(spec: str, root: str, home: str) -> tuple[str, pathspec.PathSpec]:
+def _path_pattern(spec: str, root: str, home: str) -> "tuple[str, pathspec.PathSpec]":
     """(base directory, gitignore-style pattern relative to it) of an Edit/Write/Read rule."""
     if spec.startswith("//"):
         base, pattern = "/", spec[2:]
@@ -236,6 +238,8 @@ def _path_pattern(spec: str, root: str, home: str) -> tuple[str, pathspec.PathSp
         base, pattern = home, spec[2:] or "**"
     else:
         base, pattern = root, spec.removeprefix("./")
+    import pathspec  # noqa: PLC0415 - ~20 ms, paid only when a path rule is tried
+
     return base, pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 
