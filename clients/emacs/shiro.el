@@ -25,9 +25,11 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'diff-mode)
 (require 'eglot)
 (require 'jsonrpc)
 (require 'project)
+(require 'seq)
 (require 'subr-x)
 
 (defgroup shiro nil
@@ -46,8 +48,13 @@ For example (:model \"gpt-5\" :approvals \"ask\").  See docs/protocol.md."
 
 (defcustom shiro-approval-function #'shiro-ask-approval
   "Asks about one tool call: called with TITLE and TOOL-NAME.
-Returns \"allow\", \"always\" or \"deny\".  A quit (C-g) or an error is a deny."
+Returns \"allow\", \"always\" or \"deny\", or (\"deny\" . REASON): a deny whose reason the
+model reads.  A quit (C-g) or an error is a deny."
   :type 'function)
+
+(defcustom shiro-diff-max-lines 400
+  "The most lines of an approval's diff shown in the *shiro diff* buffer (the server caps at 400)."
+  :type 'integer)
 
 (defcustom shiro-show-tasks t
   "Non-nil: show the task list in a side window when it changes."
@@ -64,6 +71,7 @@ Returns \"allow\", \"always\" or \"deny\".  A quit (C-g) or an error is a deny."
 (defvar shiro--root nil "The project root the server runs for.")
 (defvar shiro--status nil "The latest `shiro/status' payload (a plist).")
 (defvar shiro--running nil "Turn ids sent with `shiro.chat' whose `turn_end' has not come.")
+(defvar shiro--last-changed-turn nil "The newest turn that changed files (its id), for `shiro-turn-diff'.")
 (defvar shiro--docs (make-hash-table :test #'eq) "Buffer -> version, the buffers the server has open.")
 (defvar shiro--dirty nil "Buffers changed since their last didChange.")
 (defvar shiro--flush-timer nil)
@@ -194,26 +202,61 @@ Returns \"allow\", \"always\" or \"deny\".  A quit (C-g) or an error is a deny."
   nil)
 
 (defun shiro-ask-approval (title _tool-name)
-  "Ask in the minibuffer: y allows once, a always (this tool, this session), n denies."
-  (pcase (read-char-choice (format "shiro-neko wants to %s  [y]es / [a]lways / [n]o: " title) '(?y ?a ?n))
-    (?y "allow") (?a "always") (_ "deny")))
+  "Ask in the minibuffer: y allows once, a always (this tool, this session), n denies,
+r denies with a reason (read from the minibuffer) that the model is told."
+  (pcase (read-char-choice (format "shiro-neko wants to %s  [y]es / [a]lways / [n]o / [r]eason: " title)
+                           '(?y ?a ?n ?r))
+    (?y "allow") (?a "always")
+    (?r (cons "deny" (read-string "Why not (the model reads this): ")))
+    (_ "deny")))
 
 (defun shiro--decide (title tool-name)
-  "The user's answer; a quit (C-g) or an error is a deny, and is answered all the same."
+  "The user's answer: a decision string, or (\"deny\" . REASON).  A quit (C-g) or an error is
+a deny, and is answered all the same."
   (condition-case err
       (let ((answer (funcall shiro-approval-function title tool-name)))
-        (if (member answer '("allow" "always" "deny")) answer "deny"))
+        (cond ((member answer '("allow" "always" "deny")) answer)
+              ((and (consp answer) (equal (car answer) "deny") (stringp (cdr answer))) answer)
+              (t "deny")))
     (quit "deny")
     (error (message "shiro: approval failed: %s" (error-message-string err)) "deny")))
 
+(defun shiro--show-diff (diff header)
+  "Show DIFF (a unified diff, already capped by the server) in *shiro diff*, coloured by
+`diff-mode', under HEADER; at most `shiro-diff-max-lines' lines.  The buffer."
+  (let* ((lines (split-string diff "\n"))
+         (shown (if (> (length lines) shiro-diff-max-lines)
+                    (append (seq-take lines shiro-diff-max-lines)
+                            (list (format "… %d more lines" (- (length lines) shiro-diff-max-lines))))
+                  lines))
+         (buffer (get-buffer-create "*shiro diff*")))
+    (with-current-buffer buffer
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert header "\n" (string-join shown "\n") "\n")
+        (diff-mode)
+        (font-lock-ensure)
+        (setq buffer-read-only t)
+        (goto-char (point-min))))
+    (display-buffer buffer)
+    buffer))
+
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql shiro/approve)) &rest params)
   (let* ((title (plist-get params :title))
-         (tool (plist-get params :toolName)))
+         (tool (plist-get params :toolName))
+         (diff (plist-get params :diff)))
     (shiro--insert (format "? %s\n" title) 'shiro-warn)
-    (let ((decision (shiro--decide title tool)))
-      (shiro--insert (format "  %s\n" (pcase decision ("allow" "allowed") ("always" "always allowed") (_ "denied")))
+    (when (stringp diff)
+      (shiro--show-diff diff (format "# shiro-neko wants to %s (%s diff lines)" title (plist-get params :diffLines))))
+    (let* ((answer (shiro--decide title tool))
+           (decision (if (consp answer) (car answer) answer))
+           (reason (and (consp answer) (cdr answer))))
+      (shiro--insert (format "  %s%s\n" (pcase decision ("allow" "allowed") ("always" "always allowed") (_ "denied"))
+                             (if (and reason (not (string-empty-p reason))) (format ": %s" reason) ""))
                      'shiro-dim)
-      (list :decision decision))))
+      (if (and reason (not (string-empty-p reason)))
+          (list :decision decision :reason reason)
+        (list :decision decision)))))
 
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql window/showMessageRequest)) &key message actions &allow-other-keys)
   ;; eglot's own handler lets a C-g escape, and the server then waits for ever for the answer.
@@ -264,6 +307,16 @@ Returns \"allow\", \"always\" or \"deny\".  A quit (C-g) or an error is a deny."
                           (format "\n[%s%s]\n\n" status
                                   (if (plist-get event :error) (concat ": " (plist-get event :error)) "")))
                         'shiro-dim))
+       (let ((files (append (plist-get event :files) nil)))
+         (when files
+           (setq shiro--last-changed-turn (plist-get event :turnId))
+           (shiro--insert (format "%d file%s changed: %s  (M-x shiro-turn-diff)\n\n" (length files)
+                                  (if (= (length files) 1) "" "s")
+                                  (mapconcat (lambda (f) (format "%s%s" (pcase (plist-get f :change)
+                                                                          ("added" "+") ("deleted" "-") (_ "~"))
+                                                                 (plist-get f :path)))
+                                             files " "))
+                          'shiro-dim)))
        (force-mode-line-update t)
        (run-hook-with-args 'shiro-turn-end-functions event)))))
 
@@ -360,8 +413,32 @@ Lines starting with / run a command: /compact [focus], /notes, /sessions, /resum
       ("/resume" (shiro-resume (and (not (string-empty-p rest)) rest)))
       ("/new" (shiro-new-session))
       ("/abort" (shiro-abort))
-      (_ (shiro--insert (format "unknown command %s (/compact /notes /sessions /resume /new /abort)\n" name)
+      ("/effort" (shiro-effort (and (not (string-empty-p rest)) rest)))
+      ("/diff" (shiro-turn-diff))
+      (_ (shiro--insert (format "unknown command %s (/compact /notes /sessions /resume /new /abort /effort /diff)\n" name)
                         'shiro-warn)))))
+
+(defun shiro-turn-diff (&optional turn-id path)
+  "Show what turn TURN-ID changed (default: the newest turn that changed files), only PATH when
+given, in *shiro diff* (`shiro.turnDiff')."
+  (interactive)
+  (let ((turn (or turn-id shiro--last-changed-turn)))
+    (unless turn (user-error "No turn changed files yet"))
+    (let ((result (shiro--command "shiro.turnDiff" (append (list :turnId turn) (and path (list :path path))))))
+      (shiro--show-diff (plist-get result :diff)
+                        (format "# turn %s%s" turn (if (eq (plist-get result :truncated) t) " (cut at 400 lines)" ""))))))
+
+(defconst shiro--efforts '("minimal" "low" "medium" "high" "default"))
+
+(defun shiro-effort (&optional effort)
+  "Set the reasoning effort of the next requests (\"default\" clears it), or with no EFFORT
+from Lisp only report it (`shiro.effort').  The result plist."
+  (interactive (list (completing-read "Reasoning effort: " shiro--efforts nil t)))
+  (let ((result (shiro--command "shiro.effort" (and effort (not (string-empty-p effort)) (list :effort effort)))))
+    (shiro--insert (format "[effort: %s · %s]\n" (or (plist-get result :effort) "the endpoint's default")
+                           (plist-get result :model))
+                   'shiro-dim)
+    result))
 
 (defun shiro-abort ()
   "Abort the running turn and clear the queued prompts."

@@ -58,6 +58,12 @@
       (setq shiro-approval-function
             (lambda (title tool)
               (push (list title tool) test-asked)
+              (with-current-buffer "*shiro diff*"
+                (test-put :approvalDiff (buffer-substring-no-properties (point-min) (point-max)))
+                (goto-char (point-min))
+                (search-forward "+print")
+                (test-put :addedFace (format "%s" (get-text-property (1- (point)) 'face)))
+                (test-put :diffMode (format "%s" major-mode)))
               (setq unread-command-events (list ?y))
               (shiro-ask-approval title tool)))
       (let ((turn (test-turn "greet emacs")))
@@ -73,6 +79,11 @@
         (insert "# by hand\n")
         (save-buffer))
       (test-put :diskAfterSave (with-temp-buffer (insert-file-contents hello) (buffer-string)))
+      ;; The approval's diff was shown in *shiro diff*, coloured by diff-mode; the turn's files
+      ;; line is in the chat, and shiro-turn-diff shows that turn's diff.
+      (test-put :chatAfterEdit (test-chat-text))
+      (let ((turn-diff (with-current-buffer (shiro-turn-diff) (buffer-string))))
+        (test-put :turnDiff turn-diff))
 
       ;; 3. C-g at the approval: answered (a deny), the turn ends, nothing waits.
       (setq shiro-approval-function (lambda (_title _tool) (signal 'quit nil)))
@@ -81,6 +92,17 @@
       (test-wait (lambda () (not (equal (plist-get shiro--status :waiting) "approval"))) "status without waiting" 10)
       (test-put :statusAfterQuit (list :running (plist-get shiro--status :running)
                                        :waiting (or (plist-get shiro--status :waiting) :json-false)))
+      ;; 4. Deny with a reason: r, then the reason typed in the minibuffer (batch Emacs reads
+      ;; the minibuffer from stdin, where test_emacs.py wrote it).
+      (setq shiro-approval-function
+            (lambda (title tool)
+              (setq unread-command-events (list ?r))
+              (shiro-ask-approval title tool)))
+      (let ((turn (test-turn "change it again")))
+        (test-put :reasonEnd (plist-get (cdr turn) :status)))
+      ;; 5. The reasoning effort (shiro.effort).
+      (test-put :effort (plist-get (shiro-effort "low") :effort))
+      (test-put :effortReport (plist-get (shiro-effort) :effort))
       (test-put :modeLine (shiro-mode-line))
       (test-put :tasks (with-current-buffer "*shiro tasks*" (buffer-string)))
       (test-put :chat (test-chat-text))

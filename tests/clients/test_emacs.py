@@ -56,6 +56,8 @@ def test_emacs_slow_turn_approval_edit_and_quit(tmp_path, fake):
         Reply(text="Edited."),
         Reply(calls=[Call("run_command", {"command": "echo hi"}, "call_run")]),
         Reply(text="Not run."),
+        Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "emacs", "new_text": "bye"}, "call_edit2")]),
+        Reply(text="Left it."),
     )
     env = server_env(tmp_path / "home", fake.base_url)
     env.update(
@@ -65,7 +67,8 @@ def test_emacs_slow_turn_approval_edit_and_quit(tmp_path, fake):
         SHIRO_EMACS_WORKSPACE=str(workspace),
         HOME=str(tmp_path / "emacs-home"),
     )
-    done = subprocess.run([emacs, "--batch", "-l", str(SCRIPT)], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+    # stdin: the deny reason batch Emacs's minibuffer reads (step 4); nothing else reads it.
+    done = subprocess.run([emacs, "--batch", "-l", str(SCRIPT)], cwd=workspace, env=env, input="keep the greeting\n",
                           capture_output=True, text=True, timeout=240)
     assert out.exists(), done.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -84,7 +87,18 @@ def test_emacs_slow_turn_approval_edit_and_quit(tmp_path, fake):
 
     assert result["quitEnd"] == "completed"
     assert result["statusAfterQuit"] == {"running": False, "waiting": False}
-    outputs = [i for i in fake.requests[-1].body["input"] if i.get("type") == "function_call_output"]
-    assert outputs and "denied" in outputs[-1]["output"], outputs
+    outputs = {i["call_id"]: i["output"] for r in fake.main_requests for i in r.body["input"] if i.get("type") == "function_call_output"}
+    assert "denied" in outputs["call_run"], outputs
+
+    # Issue 41: the approval's diff in a diff-mode buffer (coloured), the turn's files line, the
+    # turn's diff, a deny with a reason the model reads, and shiro-effort.
+    assert result["diffMode"] == "diff-mode"
+    assert "diff-added" in result["addedFace"], result["addedFace"]
+    assert "--- a/hello.py\n+++ b/hello.py\n@@ -1 +1 @@\n-print('hello')\n+print('emacs')" in result["approvalDiff"]
+    assert "1 file changed: ~hello.py  (M-x shiro-turn-diff)" in result["chatAfterEdit"]
+    assert "-print('hello')\n+print('emacs')" in result["turnDiff"]
+    assert result["reasonEnd"] == "completed"
+    assert outputs["call_edit2"] == "The user denied this call: keep the greeting"
+    assert result["effort"] == "low" and result["effortReport"] == "low"
     assert "shiro" in result["modeLine"] and "%" in result["modeLine"]
     assert result["ok"] is True
