@@ -17,6 +17,11 @@ from shiro_neko.state.paths import workspace_key
 from tests.fake_provider import Call, Reply
 from tests.support.service import chat, running_service
 
+
+def _dialogue(messages):
+    """The transcript without the appended context messages (agent/context_messages.py)."""
+    return [m for m in messages if not (isinstance(m, UserMessage) and m.context)]
+
 SETTINGS = {"approvals": "auto", "sandbox": "off"}
 
 
@@ -52,7 +57,7 @@ async def test_a_rewind_restores_what_tools_and_commands_did_and_hands_the_promp
         undo = await service.checkpoints.rewind(session, RewindArgs(turnId=result.undo or ""))
         assert sorted(undo.restored) == ["generated.txt", "gone.txt", "hello.py"]
         assert (workspace / "hello.py").read_text() == "print('bye')\n" and (workspace / "generated.txt").exists()
-        assert [type(m).__name__ for m in session.messages] == ["UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage"]
+        assert [type(m).__name__ for m in _dialogue(session.messages)] == ["UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage"]
         assert undo.prompt == ""
 
 
@@ -96,7 +101,7 @@ async def test_the_conversation_is_cut_to_before_the_prompt_with_its_task_list(s
         result = await service.checkpoints.rewind(session, RewindArgs(turnId=rows[0].turnId))
         assert result.prompt == "go on" and result.restored == ["x.txt"]
         assert [t.content for t in session.todos] == ["a"]
-        assert isinstance(session.messages[0], UserMessage) and len(session.messages) == 4
+        assert isinstance(_dialogue(session.messages)[0], UserMessage) and len(_dialogue(session.messages)) == 4
         assert [r.prompt for r in (await service.checkpoints.list(session)).checkpoints] == ["rewind to: go on", "plan"]
 
 
