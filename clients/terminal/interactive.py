@@ -171,8 +171,8 @@ def setup_lines() -> list[render.Line]:
 
     return [
         [("yellow", "! no model endpoint is set up yet, so a prompt cannot be answered. Leave (Ctrl-D), then either:")],
-        [("", "    export OPENAI_API_KEY=sk-…"), ("dim", "                      for OpenAI")],
-        [("", "    shiro --base-url http://127.0.0.1:11434/v1"), ("dim", "  an OpenAI-compatible server (Ollama, LiteLLM…)")],
+        [("", "    export OPENAI_API_KEY=sk-…".ljust(48)), ("dim", "for OpenAI")],
+        [("", "    shiro --base-url http://127.0.0.1:11434/v1".ljust(48)), ("dim", "an OpenAI-compatible server (Ollama, LiteLLM…)")],
         [("", f'    or write {{"baseUrl": "…"}} into {user_settings_path()}')],
     ]
 
