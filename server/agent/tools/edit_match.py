@@ -121,6 +121,22 @@ class _Reindent:
         widths = sorted({_width(k) for k in self.pairs})
         steps = [b - a for a, b in zip(widths, widths[1:]) if b > a]
         self.old_unit = min(steps) if steps else _width(self.unit)
+        # Levels translate an unseen indentation only where they reproduce every seen pair: a file
+        # that mixes tabs and spaces (or a one-space step) has no level to count in.
+        self.levels_hold = all(self._by_levels(o) == f for o, f in self.pairs.items())
+
+    def _by_levels(self, ind: str) -> str | None:
+        levels, rest = divmod(_width(ind) - _width(self.base_old), self.old_unit)
+        if rest:
+            return None
+        if levels >= 0:
+            return self.base_file + self.unit * levels
+        base = self.base_file
+        for _ in range(-levels):
+            if not base.endswith(self.unit):
+                return None
+            base = base[: -len(self.unit)]
+        return base
 
     def __call__(self, line: str) -> str:
         if not line.strip():
@@ -128,24 +144,13 @@ class _Reindent:
         ind, body = _indent(line), line.lstrip(" \t")
         if ind in self.pairs:
             return self.pairs[ind] + body
-        levels, rest = divmod(_width(ind) - _width(self.base_old), self.old_unit)
-        if rest:
-            raise ToolError(
-                "the text matched ignoring indentation, but new_text's indentation cannot be "
-                "translated into the file's; read the lines again and copy their indentation exactly"
-            )
-        if levels >= 0:
-            return self.base_file + self.unit * levels + body
-        base = self.base_file
-        for _ in range(-levels):
-            if base.endswith(self.unit):
-                base = base[: -len(self.unit)]
-            else:
-                raise ToolError(
-                    "new_text is indented less than the matched lines in a way the file's "
-                    "indentation cannot express; copy the indentation exactly"
-                )
-        return base + body
+        translated = self._by_levels(ind) if self.levels_hold else None
+        if translated is not None:
+            return translated + body
+        raise ToolError(
+            "the text matched ignoring indentation, but new_text's indentation cannot be "
+            "translated into the file's; read the lines again and copy their indentation exactly"
+        )
 
 
 def _consistent(old: list[str], found: list[str]) -> bool:
