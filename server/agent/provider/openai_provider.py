@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import json
 import os
 import random
 import sys
@@ -120,6 +121,23 @@ def translate_error(exc: Exception) -> ProviderError:
     return err
 
 
+def sse_message(text: str) -> str:
+    """A provider error whose text is its raw event stream (`data: {"error": {"message": …}}`,
+    issue 41 item 5): the message in it; any other text as it is."""
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            payload = json.loads(line[5:].strip())
+        except ValueError:
+            continue
+        inner = payload.get("error", payload) if isinstance(payload, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(message, str) and message.strip():
+            return message.strip()
+    return text
+
+
 def _translate(exc: Exception) -> ProviderError:
     import openai
 
@@ -128,6 +146,7 @@ def _translate(exc: Exception) -> ProviderError:
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         message = body.get("message") or (exc.body if isinstance(exc.body, str) else None) or exc.message
+        message = sse_message(message) if isinstance(message, str) else message
         status = exc.status_code
         missing = None
         if status == 404 and isinstance(message, str) and message.startswith("Item with id"):
@@ -147,13 +166,15 @@ def _translate(exc: Exception) -> ProviderError:
             retryable=True,
         )
     if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(f"could not reach the provider: {exc.message}", retryable=True)
+        request = getattr(exc, "request", None)
+        where = f" at {request.url.copy_with(query=None)}" if request is not None else ""  # the query may hold a key
+        return ProviderError(f"could not reach the provider{where}: {exc.message}", retryable=True)
     if isinstance(exc, openai.APIError):
         body = exc.body if isinstance(exc.body, dict) else {}
         code = body.get("code")
         # An in-stream error: only transient ones are worth a retry (never context_length_exceeded).
         return ProviderError(
-            body.get("message") or exc.message,
+            sse_message(str(body.get("message") or exc.message)),
             code=code,
             param=body.get("param"),
             retryable=code in (None, "server_error", "rate_limit_exceeded"),
