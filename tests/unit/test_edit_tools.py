@@ -289,3 +289,13 @@ async def test_a_bad_patch_writes_nothing(ws: Path, host: DiskToolHost) -> None:
     assert git.is_error and "git metadata" in git.output and not (ws / ".git").exists()
     exists = await patch(host, "*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch")
     assert exists.is_error and "already exists" in exists.output and (ws / "a.py").read_text() == "a = 1\n"
+
+
+async def test_mixed_tab_and_space_indentation_is_not_guessed(ws: Path, host: DiskToolHost) -> None:
+    # From the replay (bench/edit_replay.py): a doc comment indented "\t" and "\t ", sent with
+    # spaces; a new line indented 6 spaces has no translation, and was once written as 3 tabs.
+    original = "x {\n\tNotes:\n\t - a\n}\n"
+    (ws / "a.ts").write_text(original)
+    refused = await edit(host, "a.ts", old_text="    Notes:\n     - a", new_text="    Notes:\n      - b\n     - a")
+    assert refused.is_error and "cannot be translated" in refused.output
+    assert (ws / "a.ts").read_text() == original
