@@ -41,6 +41,24 @@ def init_options(
     return options
 
 
+def unconfigured(options: dict[str, Any]) -> bool:
+    """No key and no endpoint: the server would refuse the first prompt (its provider needs one)."""
+    return not (os.environ.get("OPENAI_API_KEY") or options.get("baseUrl") or os.environ.get("OPENAI_BASE_URL"))
+
+
+def setup_text(then: str) -> list[str]:
+    """What to do when nothing is configured, in terminal words (docs/terminal.md "First run"):
+    a flag, a variable or the settings file, never the editor's setting names."""
+    from ..user_settings import user_settings_path  # noqa: PLC0415 - only on a first run
+
+    return [
+        f"! no model endpoint is set up yet, so a prompt cannot be answered. {then}",
+        "    export OPENAI_API_KEY=sk-…".ljust(48) + "for OpenAI",
+        "    shiro --base-url http://127.0.0.1:11434/v1".ljust(48) + "an OpenAI-compatible server (Ollama, LiteLLM…)",
+        f'    or write {{"baseUrl": "…"}} into {user_settings_path()}',
+    ]
+
+
 def settings_with_flags(args: argparse.Namespace, cwd: Path, report: Any, loaded: Any = None) -> dict[str, Any]:
     """The user settings file merged under the flags; `report(text)` names each problem of the file.
     `loaded`: the files as clients/terminal/trust.py read them (with the user's trust); else read here,

@@ -33,6 +33,7 @@ from ..model.workspace_files import walk_files
 from . import render
 from . import trust as trust_flow
 from .connection import CommandError, Connection, ServerGone
+from .initialize import setup_text, unconfigured
 from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
@@ -160,21 +161,10 @@ def attach_files(text: str, root: Path) -> tuple[list[str], list[str]]:
     return paths, notes
 
 
-def unconfigured(options: dict[str, Any]) -> bool:
-    """No key and no endpoint: the server would refuse the first prompt (its provider needs one)."""
-    return not (os.environ.get("OPENAI_API_KEY") or options.get("baseUrl") or os.environ.get("OPENAI_BASE_URL"))
-
-
 def setup_lines() -> list[render.Line]:
     """What to do when nothing is configured, in terminal words (docs/terminal.md "First run")."""
-    from ..user_settings import user_settings_path  # noqa: PLC0415 - only on a first run
-
-    return [
-        [("yellow", "! no model endpoint is set up yet, so a prompt cannot be answered. Leave (Ctrl-D), then either:")],
-        [("", "    export OPENAI_API_KEY=sk-…".ljust(48)), ("dim", "for OpenAI")],
-        [("", "    shiro --base-url http://127.0.0.1:11434/v1".ljust(48)), ("dim", "an OpenAI-compatible server (Ollama, LiteLLM…)")],
-        [("", f'    or write {{"baseUrl": "…"}} into {user_settings_path()}')],
-    ]
+    first, *rest = setup_text("Leave (Ctrl-D), then either:")
+    return [[("yellow", first)], *([("", line)] for line in rest)]
 
 
 # -- the app --------------------------------------------------------------------------------

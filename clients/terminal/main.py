@@ -123,7 +123,7 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     env = server_env(prompt_coming=prompt is None)
     shake = handshake(cwd, env)
     early: object = shake if shake is not None else spawn_early(cwd, env)
-    from .initialize import initialize_frame, send_early, settings_with_flags
+    from .initialize import initialize_frame, send_early, settings_with_flags, setup_text, unconfigured
 
     if prompt is not None:
         # After the spawn: the trust record and the settings' parser are ~15 ms the server need not wait for.
@@ -133,6 +133,11 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
         for line in trust.held_lines(loaded):
             err(line)
     options = settings_with_flags(args, cwd, err, loaded)
+    if prompt is not None and unconfigured(options):
+        # Not sent: it would fail, and be saved as a session of one failed prompt (docs/terminal.md).
+        for line in setup_text("Run it again after one of:"):
+            err(line)
+        return 1
     # A cold server reads its `initialize` long after asyncio has the pipes: only a warm one's goes now.
     sent = shake is not None and send_early(shake.stdin_w, initialize_frame(cwd, options))
     if sent and shake is not None and prompt is not None and not (args.cont or args.resume or args.private):

@@ -15,7 +15,7 @@ import time
 import pexpect
 
 from shiro_neko.client.typed_ahead import QUIET_S
-from tests.clients.test_terminal import SHIRO, Term, _terms, session_ids, wait_requests
+from tests.clients.test_terminal import SHIRO, Term, _terms, run, session_ids, wait_requests
 from tests.clients.test_terminal import cold_env, env, term  # noqa: F401 - fixtures
 from tests.fake_provider import Call, Reply
 from tests.support.lsp import server_env
@@ -169,6 +169,17 @@ def test_first_run_without_key_or_endpoint_says_what_to_do_and_saves_nothing(tmp
     assert "never written" in t.leave()
     assert session_ids(tmp_path) == []
     next(terms, None)
+
+
+def test_oneshot_without_key_or_endpoint_says_what_to_do_in_terminal_words_and_saves_nothing(tmp_path, workspace):
+    env = server_env(tmp_path / "home", None, api_key=None)
+    done = run(["-p", "hello?"], workspace, env, timeout=60)
+    assert done.returncode == 1, done
+    assert done.stdout == ""
+    assert "no model endpoint is set up" in done.stderr and "--base-url" in done.stderr, done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and env["SHIRO_NEKO_CONFIG"] in done.stderr, done.stderr
+    assert "server's environment" not in done.stderr and "shiro.baseUrl" not in done.stderr, done.stderr
+    assert session_ids(tmp_path) == []
 
 
 def test_effort_and_the_folded_reasoning_summary(workspace, fake, term):
