@@ -66,6 +66,7 @@ class OneShot:
         conn.listeners.event = self.on_event
         conn.listeners.message = lambda kind, message: self._note([("yellow" if kind <= 2 else "dim", message)])
         conn.listeners.approve = self.approve
+        conn.listeners.approve_call = self.approve_call
 
     def _note(self, line: render.Line) -> None:
         print(render.to_ansi(line, self.color), file=self.err, flush=True)
@@ -115,6 +116,30 @@ class OneShot:
             ask = render.to_ansi([("yellow", question("[a]llow / al[w]ays / [d]eny", message) + ": ")], True)
             answer = await _in_daemon_thread(_ask_tty, shown + ask)
         return {"a": "Allow", "y": "Allow", "w": "Always allow"}.get(answer[:1].lower(), "Deny")
+
+    async def approve_call(self, params: wire.ApproveParams) -> wire.ApproveResult | None:
+        """`shiro/approve`: as `approve`, with the call's diff (capped) under the request and a
+        denial that may carry a reason for the model (`r` and the reason, on the same line or the next)."""
+        message = f"shiro-neko wants to {params.title}"
+        if not sys.stdin.isatty():
+            await self.approve(message, [wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY])  # says why it is denied
+            return wire.ApproveResult(decision="deny")
+        async with self.asking:
+            self._end_text()
+            lines = approval_lines(message)
+            if params.diff:
+                lines += render.diff_lines(params.diff, render.DIFF_SHOWN)
+            shown = "".join(render.to_ansi(line, True) + "\n" for line in lines)
+            if not self.err.isatty():
+                for line in lines:
+                    self._note(line)
+            ask = render.to_ansi([("yellow", question("[a]llow / al[w]ays / [d]eny / [r]eason", message) + ": ")], True)
+            answer = await _in_daemon_thread(_ask_tty, shown + ask)
+            reason: str | None = None
+            if answer[:1].lower() == "r":
+                reason = answer[1:].strip() or await _in_daemon_thread(_ask_tty, render.to_ansi([("yellow", "reason: ")], True))
+        decision = {"a": "allow", "y": "allow", "w": "always"}.get(answer[:1].lower(), "deny")
+        return wire.ApproveResult(decision=decision, reason=reason or None)  # type: ignore[arg-type]
 
     async def run(self, prompt: str) -> int:
         loop = asyncio.get_running_loop()

@@ -54,6 +54,21 @@ def test_an_edit_is_approved_with_its_diff_and_denied_with_a_reason(workspace, f
     t.leave()
 
 
+def test_print_on_a_terminal_shows_the_diff_and_denies_with_a_reason(workspace, env, fake):
+    edit = {"path": "hello.py", "old_text": "print('hello')", "new_text": "print('bye')"}
+    fake.script(Reply(calls=[Call("edit_file", edit)]), Reply(text="Left it as it is."))
+    child = pexpect.spawn(SHIRO[0], SHIRO[1:] + ["--approvals", "ask", "-p", "change the greeting"], cwd=str(workspace),
+                          env=env, dimensions=(40, 100), encoding="utf-8")
+    child.expect(r"\x1b\[[0-9;]*31m\s*-print\('hello'\)", timeout=120)  # removed: red
+    child.expect(r"\x1b\[[0-9;]*32m\s*\+print\('bye'\)", timeout=30)  # added: green
+    child.expect(r"\[d\]eny / \[r\]eason", timeout=30)
+    child.send("r keep the old greeting\r")
+    child.expect(pexpect.EOF, timeout=120)
+    assert "Left it as it is." in child.before
+    assert "The user denied this call: keep the old greeting" in tool_outputs(wait_requests(fake, 2)[1].body)
+    assert (workspace / "hello.py").read_text() == "print('hello')\n"
+
+
 def test_esc_at_an_approval_denies_and_the_turn_goes_on(workspace, fake, term):
     # docs/terminal.md: Esc at a question denies it. It used to abort the whole turn.
     fake.script(Reply(calls=[Call("run_command", {"command": "echo hi"})]), Reply(text="Not run, then."))

@@ -109,7 +109,7 @@ def test_print_approval_shows_every_line_and_asks_last(workspace, env, fake):
     child = spawn(["-p", "run it"], workspace, env)
     child.expect(r"the request above: 61 lines, from line 1\): ", timeout=WAIT)
     out = child.before + child.after
-    numbered = _numbered_lines_before(out, "[a]llow / al[w]ays / [d]eny (the request above: 61 lines")
+    numbered = _numbered_lines_before(out, "[a]llow / al[w]ays / [d]eny / [r]eason (the request above: 61 lines")
     assert [int(n) for n, _ in numbered] == list(range(1, 62))
     assert numbered[0][1].endswith(": touch pwned") and numbered[-1][1] == "^[[62A^[[2K^Mnpm test"
     assert "\x1b[62A" not in out
