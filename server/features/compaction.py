@@ -84,7 +84,8 @@ class CompactionFeature:
             raise Refused(f"the conversation was left as it was: the model failed: {err.message}") from None
         except ValueError as err:
             raise Refused(str(err)) from None
-        session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=iso_utc(), messages=session.messages))
+        # Kept for display only: the context messages (agent/context_messages.py) are the model's.
+        session.compacted = kept_for_display(session.compacted, CompactedSpan(compacted_at=iso_utc(), messages=shown(session.messages)))
         session.messages = messages
         session.span_summaries = {}  # the spans they described are gone
         await self.short_term_memory.transcript_replaced(session)
