@@ -30,17 +30,21 @@ async def test_a_refusal_is_shown_flagged_saved_and_sent_back(shiro_home, fake, 
         after = await h.chat("something else then")
         assert "refused" not in after and "refused" not in [e for e in h.of_turn(after["turnId"]) if e["type"] == "turn_end"][0]
         second = fake.requests[1].body
+        # Right after the first prompt (context messages, agent/context_messages.py, may come before it).
+        items = second["input"] if wire == "responses" else second["messages"]
+        after_prompt = items[next(i for i, m in enumerate(items) if "do something I won't do" in json.dumps(m)) + 1]
         if wire == "responses":  # stored: the refusal message goes back by reference
-            assert second["input"][1]["type"] == "item_reference"
-            assert fake.stored[second["input"][1]["id"]]["content"] == [{"type": "refusal", "refusal": REFUSAL}]
+            assert after_prompt["type"] == "item_reference"
+            assert fake.stored[after_prompt["id"]]["content"] == [{"type": "refusal", "refusal": REFUSAL}]
         else:
-            assert second["messages"][2] == {"role": "assistant", "content": REFUSAL}
+            assert after_prompt == {"role": "assistant", "content": REFUSAL}
         assert not fake.rejections
 
         saved = await h.command("shiro.save")
         assert saved["saved"] is True
         record = json.loads((home / "sessions" / f"{result['sessionId']}.json").read_text())
-        refusal_part = record["messages"][1]["content"][-1]
+        dialogue = [m for m in record["messages"] if not m.get("context")]  # without the context messages
+        refusal_part = dialogue[1]["content"][-1]
         assert refusal_part["type"] == "text" and refusal_part["text"] == REFUSAL and refusal_part["refusal"] is True
         resumed = await h.command("shiro.resume", {"id": result["sessionId"]})
         assert resumed["messages"][1]["content"][-1]["refusal"] is True

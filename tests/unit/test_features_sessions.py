@@ -24,6 +24,7 @@ from shiro_neko.errors import InvalidArguments, Refused
 from shiro_neko.features import sessions as sessions_feature
 from shiro_neko.features.sessions import DEBOUNCE_S
 from shiro_neko.protocol import NEVER_WRITTEN
+from shiro_neko.model.transcript import shown
 from shiro_neko.service import ShiroService
 from tests.fake_provider import FakeProvider, Reply
 from tests.support.builders import user
@@ -209,8 +210,8 @@ async def test_a_session_another_server_writes_is_forked(shiro_home: Path, fake:
         await b.persistence.save(fork)
         await chat(a, "in the original", sessionId=original.id)
         await a.persistence.save(original)
-        texts_a = [p.text for m in a.persistence.store.load(original.id).messages for p in m.content]
-        texts_b = [p.text for m in b.persistence.store.load(fork.id).messages for p in m.content]
+        texts_a = [p.text for m in shown(a.persistence.store.load(original.id).messages) for p in m.content]
+        texts_b = [p.text for m in shown(b.persistence.store.load(fork.id).messages) for p in m.content]
         assert texts_a == ["shared task", "from a", "in the original", "a goes on"]
         assert texts_b == ["shared task", "from a", "in the fork", "from b"]
     async with running_service(fake, workspace) as c:  # a has shut down: its lease is free again

@@ -18,6 +18,7 @@ from shiro_neko.model.transcript import (
     ToolMessage,
     UserMessage,
     pending_calls,
+    shown,
 )
 from shiro_neko.config import Settings
 from tests.support.builders import assistant, call
@@ -36,7 +37,7 @@ async def test_tool_loop_and_transcript_shape(tmp_path: Path) -> None:
     session = make_session(tmp_path, provider, ListSink())
     outcome = await session.turns.submit("read a").done
     assert outcome.status == "completed" and outcome.text == "it says alpha"
-    roles = [type(m).__name__ for m in session.messages]
+    roles = [type(m).__name__ for m in shown(session.messages)]  # without the context messages
     assert roles == ["UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage"]
     for request in provider.requests:
         assert_every_call_answered(request)
@@ -86,7 +87,7 @@ async def test_denied_approval_is_an_error_result(tmp_path: Path) -> None:
     sink = ListSink(answers=["deny"])
     session = make_session(tmp_path, provider, sink)
     await session.turns.submit("run").done
-    result = session.messages[2]
+    result = shown(session.messages)[2]
     assert isinstance(result, ToolMessage) and result.content[0].is_error and "denied" in result.content[0].output
 
 

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from shiro_neko.agent.session import AgentSession
+from shiro_neko.model.transcript import shown
 from shiro_neko.service import ShiroService
 from tests.fake_provider import FakeProvider, Reply
 from tests.support.service import chat, running_service
@@ -84,6 +85,8 @@ async def test_many_turns_in_one_session_keep_only_the_transcript(shiro_home: Pa
     async with running_service(fake, workspace) as service:
         await _turns(service, fake, WARM, new_session=False)
         tasks_after_warm_up = len(asyncio.all_tasks())
+        (warm,) = service.sessions.values()
+        context_after_warm_up = len(warm.messages) - len(shown(warm.messages))
         await _turns(service, fake, TURNS, new_session=False, start=WARM)
         held = _held(service)
         assert held == {
@@ -92,7 +95,9 @@ async def test_many_turns_in_one_session_keep_only_the_transcript(shiro_home: Pa
         }, held
         assert len(asyncio.all_tasks()) <= tasks_after_warm_up
         (session,) = service.sessions.values()
-        assert len(session.messages) == 2 * (WARM + TURNS)  # a prompt and an answer per turn
+        assert len(shown(session.messages)) == 2 * (WARM + TURNS)  # a prompt and an answer per turn
+        # Context messages (agent/context_messages.py) are said again only when they change: none per turn.
+        assert len(session.messages) - len(shown(session.messages)) == context_after_warm_up
 
 
 async def test_turns_faster_than_the_disk_queue_one_save_per_session_and_lose_nothing(
@@ -116,7 +121,7 @@ async def test_turns_faster_than_the_disk_queue_one_save_per_session_and_lose_no
         await _saves_landed(service)
         (session,) = service.sessions.values()
         record = service.persistence.store.load(session.id)
-        assert [type(m).__name__ for m in record.messages] == ["UserMessage", "AssistantMessage"] * 12  # the last change is on disk
+        assert [type(m).__name__ for m in shown(record.messages)] == ["UserMessage", "AssistantMessage"] * 12  # the last change is on disk
         # Saved, it is released once another session is current (a skipped autosave left its
         # fired timer behind, which kept it, and its lease, for ever).
         service.new_session_command(None, private=False)

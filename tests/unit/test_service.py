@@ -23,7 +23,7 @@ async def saved_record(shiro_home: Path, session_id: str, messages: int, timeout
     while True:
         try:
             record: dict[str, Any] = json.loads(path.read_bytes())
-            if len(record["messages"]) == messages:
+            if len(dialogue(record)) == messages:
                 return record
         except FileNotFoundError:
             pass
@@ -32,8 +32,13 @@ async def saved_record(shiro_home: Path, session_id: str, messages: int, timeout
         await asyncio.sleep(0.02)
 
 
+def dialogue(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's messages without the context messages (agent/context_messages.py), as `shown` does."""
+    return [m for m in record["messages"] if not m.get("context")]
+
+
 def texts(record: dict[str, Any]) -> list[str]:
-    return [p["text"] for m in record["messages"] for p in m["content"] if "text" in p]
+    return [p["text"] for m in dialogue(record) for p in m["content"] if "text" in p]
 
 
 async def test_a_turn_runs_on_the_provider_and_its_end_saves_the_session(shiro_home: Path, fake: FakeProvider, workspace: Path) -> None:

@@ -15,6 +15,7 @@ from tests.support.sink import ListSink
 from shiro_neko.agent.session import AgentSession
 from shiro_neko.agent.short_term_memory import Note, Plan
 from shiro_neko.config import Settings
+from shiro_neko.model.transcript import shown
 from tests.support.builders import assistant
 from tests.support.scripted import ScriptedProvider, make_session
 
@@ -48,5 +49,7 @@ async def test_a_bug_in_short_term_memory_placement_leaves_the_notes_out_and_the
     assert outcome.status == "completed" and outcome.text == "answered", where
     [request] = provider.requests
     assert request.inserts == [] and "Short-term memory" not in request.instructions
-    assert [type(m).__name__ for m in request.messages] == ["UserMessage"]
+    # The prompt alone besides the context messages (agent/context_messages.py), and no note in any of them.
+    assert [type(m).__name__ for m in shown(request.messages)] == ["UserMessage"]
+    assert not any("Short-term memory" in getattr(p, "text", "") for m in request.messages for p in m.content)
     assert any("short-term memory left out" in r.getMessage() for r in caplog.records)
