@@ -36,7 +36,8 @@ class SaveWatch:
             try:
                 ino = os.stat(self.path).st_ino
                 if ino != last:
-                    count = len(json.loads(self.path.read_bytes())["messages"])
+                    messages = json.loads(self.path.read_bytes())["messages"]
+                    count = len([m for m in messages if not m.get("context")])  # the dialogue, as shown() counts it
                     self.saves.append((time.monotonic(), count))
                     last = ino
             except (FileNotFoundError, ValueError):
