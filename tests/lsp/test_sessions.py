@@ -221,7 +221,12 @@ async def kill_round(root, round_: int, rng: random.Random, on_save: bool) -> Ki
         if driver.done():
             driver.result()  # the session ended before its first save: say why
         reader = asyncio.ensure_future(read_saved())
-        await asyncio.sleep(rng.uniform(0.0, 3.0))
+        if not on_save:
+            # A random instant after the first turn ended, a second or more later: on a loaded machine
+            # (the suite on 2 cores) turns are slow, and a kill before any turn was over a second old
+            # would leave `required` at 0 in every round (the check below) and test nothing.
+            await h.wait_for(lambda: bool(ended) or driver.done(), timeout=60)
+        await asyncio.sleep(rng.uniform(0.0, 3.0) if on_save else rng.uniform(1.0, 3.0))
         if on_save:
             await kill_on_next_save(sessions, session_id, h.client._server.pid)
         else:
