@@ -71,13 +71,12 @@ CAPABILITIES: dict[str, Any] = {
 
 
 def commands() -> list[str]:
-    """executeCommandProvider's list, in the order server/commands/ registers them (pygls keeps
-    that order). Imported here, not at the top: the front reads the first frame before it."""
+    """executeCommandProvider's list: every command server/protocol.py declares (each module of
+    server/commands/ registers its own; tests/lsp/test_front.py checks pygls answers the same set).
+    Imported here, not at the top: the front reads the first frame before it."""
     from .. import protocol as p
 
-    return [p.CHAT, p.ABORT, p.NEW_SESSION, p.STATUS, p.COMPACT, p.SESSIONS, p.RESUME, p.SAVE, p.NOTES,
-            p.REMEMBER, p.RECALL, p.FORGET, p.MEMORY, p.TODOS, p.EFFORT, p.HISTORY, p.STM, p.STM_CLEAR, p.MCP,
-            p.CHECKPOINTS, p.REWIND, p.TURN_DIFF]
+    return list(p.COMMANDS)
 
 
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")  # pygls's _SUPPORTED_ENCODINGS
