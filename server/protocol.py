@@ -59,10 +59,19 @@ class Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_on
     workspace: str | None = None
 
 
+class ChatImage(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """An image sent with a prompt (docs/protocol.md "Images"): `data` is base64, `mediaType` one of
+    image/png, image/jpeg, image/gif, image/webp."""
+
+    mediaType: str
+    data: str
+
+
 class ChatArgs(Args):
     prompt: str
     sessionId: str | None = None
     attachments: list[str] = []  # workspace paths sent to the model with the prompt
+    images: list[ChatImage] = []  # pasted or attached images (capped, downscaled: docs/protocol.md "Images")
     # false: answer at once with status "started"; the turn's end is its `turn_end` event
     # (for clients whose requests time out, such as Emacs's jsonrpc after 10 s).
     wait: bool = True
@@ -430,22 +439,30 @@ class TurnStartEvent(_Event, tag="turn_start"):
 
 class TextDeltaEvent(_Event, tag="text_delta"):
     text: str
+    # set on the events of a `task` subagent: the id of the task call they run under
+    parentToolCallId: str | None = None
 
 
 class ReasoningDeltaEvent(_Event, tag="reasoning_delta"):
     text: str
+    # set on the events of a `task` subagent: the id of the task call they run under
+    parentToolCallId: str | None = None
 
 
 class ToolCallEvent(_Event, tag="tool_call"):
     toolCallId: str
     toolName: str
     input: Any
+    # set on the events of a `task` subagent: the id of the task call they run under
+    parentToolCallId: str | None = None
 
 
 class ToolResultEvent(_Event, tag="tool_result"):
     toolCallId: str
     output: str
     isError: bool
+    # set on the events of a `task` subagent: the id of the task call they run under
+    parentToolCallId: str | None = None
 
 
 class CompactedEvent(_Event, tag="compacted"):
@@ -456,6 +473,8 @@ class CompactedEvent(_Event, tag="compacted"):
 
 class NoticeEvent(_Event, tag="notice"):
     message: str
+    # set on the events of a `task` subagent: the id of the task call they run under
+    parentToolCallId: str | None = None
 
 
 class QueuedEvent(_Event, tag="queued"):

@@ -164,8 +164,20 @@ export interface ChatArgs {
   prompt: string;
   sessionId?: string | null;
   attachments?: string[];
+  images?: ChatImage[];
   wait?: boolean;
   workspace?: string | null;
+}
+/**
+ * An image sent with a prompt (docs/protocol.md "Images"): `data` is base64, `mediaType` one of
+ * image/png, image/jpeg, image/gif, image/webp.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ChatImage".
+ */
+export interface ChatImage {
+  mediaType: string;
+  data: string;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -710,6 +722,7 @@ export interface TextDeltaEvent {
   sessionId: string;
   turnId: string;
   text: string;
+  parentToolCallId?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -720,6 +733,7 @@ export interface ReasoningDeltaEvent {
   sessionId: string;
   turnId: string;
   text: string;
+  parentToolCallId?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -732,6 +746,7 @@ export interface ToolCallEvent {
   toolCallId: string;
   toolName: string;
   input: unknown;
+  parentToolCallId?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -744,6 +759,7 @@ export interface ToolResultEvent {
   toolCallId: string;
   output: string;
   isError: boolean;
+  parentToolCallId?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -766,6 +782,7 @@ export interface NoticeEvent {
   sessionId: string;
   turnId: string;
   message: string;
+  parentToolCallId?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
