@@ -46,6 +46,8 @@ class PermissionSettings(msgspec.Struct, omit_defaults=True):
 
 class Settings(msgspec.Struct, omit_defaults=True):
     model: str | None = None
+    # More models the `/model` pickers offer beside the endpoint's list (docs/models.md).
+    models: list[str] = []
     baseUrl: str | None = None
     wireApi: WireApi = "responses"
     supportsTools: bool = True

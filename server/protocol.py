@@ -92,6 +92,59 @@ class EffortResult(msgspec.Struct):
     model: str
 
 
+# --- models, effort, endpoint and key (docs/protocol.md, "Models, effort and credentials") ---
+
+# The action a client offers on a missing or refused key/endpoint: its name appears in that
+# error's text (turn error, notice), and clients turn it into a button or a command.
+SET_UP_MODEL = "Set up model"
+
+ModelSource = Literal["endpoint", "settings"]
+
+
+class ModelsArgs(Args):
+    refresh: bool = False  # ask the endpoint again instead of the cached list
+
+
+class ModelInfo(msgspec.Struct):
+    id: str
+    source: ModelSource  # "endpoint": its /v1/models lists it; "settings": the `model`/`models` settings
+
+
+class ModelsResult(msgspec.Struct, omit_defaults=True):
+    """`shiro.models`: the models a picker offers, the endpoint's first; `error` says why the
+    endpoint listed none (no key, refused, unreachable)."""
+
+    models: list[ModelInfo]
+    current: str = ""  # the model the current session's next request uses
+    error: str | None = None
+
+
+class SetModelArgs(SessionArgs):
+    # A model id for this session ("default": back to the `model` setting); absent: unchanged.
+    model: str | None = None
+    # As `shiro.effort`: "minimal" | "low" | "medium" | "high", "default"; absent: unchanged.
+    effort: str | None = None
+
+
+class SetModelResult(msgspec.Struct):
+    model: str
+    effort: str | None
+
+
+class SetCredentialsArgs(Args):
+    """`shiro.setCredentials`: an endpoint and key for this server process, kept in memory only."""
+
+    baseUrl: str | None = None  # "" clears it (back to OpenAI)
+    apiKey: str | None = None  # "" forgets the key handed over before
+    model: str | None = None
+
+
+class SetCredentialsResult(msgspec.Struct):
+    ok: bool
+    model: str
+    baseUrl: str | None
+
+
 class NewSessionArgs(Args):
     private: bool = False
 
@@ -552,6 +605,9 @@ MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 CHECKPOINTS = _command("shiro.checkpoints", SessionArgs, CheckpointsResult)
 REWIND = _command("shiro.rewind", RewindArgs, RewindResult)
 TURN_DIFF = _command("shiro.turnDiff", TurnDiffArgs, TurnDiffResult)
+MODELS = _command("shiro.models", ModelsArgs, ModelsResult)
+SET_MODEL = _command("shiro.setModel", SetModelArgs, SetModelResult)
+SET_CREDENTIALS = _command("shiro.setCredentials", SetCredentialsArgs, SetCredentialsResult)
 
 # Notifications (server -> client)
 EVENT = "shiro/event"

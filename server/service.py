@@ -45,11 +45,12 @@ from .features.compaction import CompactionFeature
 from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
 from .features.memory import MemoryFeature
+from .features.models import ModelFeature, checked_model
 from .features.sessions import SessionsFeature
 from .features.short_term_memory import ShortTermMemoryFeature
 from .features.todos import TodoFeature
 from .mcp.manager import McpManager, status_of
-from .protocol import AbortResult, ChatArgs, EffortResult, McpResult, NewSessionResult, SessionArgs, StatusPayload
+from .protocol import AbortResult, ChatArgs, EffortResult, McpResult, NewSessionResult, SessionArgs, SetModelResult, StatusPayload
 from .session_registry import SessionRegistry
 from .state.paths import shiro_home
 from .workspaces import Workspace, Workspaces
@@ -128,6 +129,8 @@ class ShiroService:
         self.compaction = CompactionFeature(
             current_settings, self.session_for, self.provider_for, self.short_term_memory, self.persistence)
         self.checkpoints = CheckpointFeature(self.todos.announce)
+        # shiro.models / setModel / setCredentials: per-session models and the in-memory key.
+        self.model_choice = ModelFeature(current_settings, self.update_settings)
         self.mcp = McpManager(shiro_home, bridge.ask)
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
@@ -170,7 +173,26 @@ class ShiroService:
         mode = self.approval_modes.get(session_id)
         settings = self.settings if mode is None else msgspec.structs.replace(self.settings, approvals=mode)
         effort = self.efforts.get(session_id)
-        return settings if effort is None else msgspec.structs.replace(settings, reasoningEffort=effort)
+        if effort is not None:
+            settings = msgspec.structs.replace(settings, reasoningEffort=effort)
+        model = self.model_choice.models.get(session_id)
+        return settings if model is None else msgspec.structs.replace(settings, model=model)
+
+    def set_model(self, session: AgentSession, model: str | None, effort: str | None) -> SetModelResult:
+        """`shiro.setModel`: a model and/or effort for this session ("default" back to the settings),
+        effective from its next request; neither only reports."""
+        if model is not None and model.strip() != "default":
+            chosen = checked_model(model)  # checked before the effort changes anything
+        if effort is not None:
+            self.set_effort(session, effort)
+        if model is not None:
+            if model.strip() == "default":
+                self.model_choice.models.pop(session.id, None)
+            else:
+                self.model_choice.models[session.id] = chosen
+            emit_status(session)
+        settings = self.settings_for(session.id)
+        return SetModelResult(model=settings.effective_model, effort=settings.reasoningEffort)
 
     # -- what a session asks of the outside -----------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
@@ -185,6 +207,7 @@ class ShiroService:
         provider.config.max_event_bytes = settings.maxEventBytes
         provider.config.max_response_bytes = settings.maxResponseBytes
         provider.config.backoff_base = settings.retryBackoff
+        provider.config.api_key = self.model_choice.api_key  # shiro.setCredentials, memory only
         return provider
 
     def _side_model(self, workspace: Workspace) -> tuple[AgentSession, OpenAIProvider]:
@@ -316,6 +339,7 @@ class ShiroService:
         self.short_term_memory.forget(session_id)
         self._sandbox_told.discard(session_id)
         self.efforts.pop(session_id, None)
+        self.model_choice.forget(session_id)
         background = self.background.pop(session_id, None)
         if background is not None:
             background.kill_now()  # at once: a dev server must not outlive its session

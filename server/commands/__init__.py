@@ -79,6 +79,9 @@ def register_all(server: "ShiroServer") -> None:
     stm.register(server)
     mcp.register(server)
     checkpoints.register(server)
+    from . import models
+
+    models.register(server)
     # executeCommandProvider lists them in protocol.COMMANDS's order, as the front does before pygls
     # is imported (server/startup/lsp_front.py commands()); the private dict is the only handle
     # pygls 2.1 gives on that order.

@@ -139,7 +139,8 @@ class SessionsFeature:
         async with state.lock:
             state.waiter = None  # the snapshot is taken now: a change from here on queues again
             state.dirty = False
-            record = to_record(session, self.settings().effective_model)
+            # The session's own model (shiro.setModel over the setting), as its status shows it.
+            record = to_record(session, session.deps.settings().effective_model)
             loop = asyncio.get_running_loop()
             try:
                 path = await loop.run_in_executor(self._writer, self._save_owned, record)
@@ -305,7 +306,7 @@ class SessionsFeature:
             state = self._states.get(session.id)
             if (session.messages or session.created_at) and (id(session) in current or (state is not None and state.dirty)):
                 try:
-                    self._writer.submit(self._save_owned, to_record(session, model)).result()
+                    self._writer.submit(self._save_owned, to_record(session, session.deps.settings().effective_model)).result()
                 except StateError as exc:
                     failed[session.id] = str(exc)
         lines = []

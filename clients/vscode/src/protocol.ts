@@ -128,6 +128,21 @@ export interface ShiroNekoProtocol {
       arguments: TurnDiffArgs;
       result: TurnDiffResult;
     };
+    'shiro.models': {
+      command: 'shiro.models';
+      arguments: ModelsArgs;
+      result: ModelsResult;
+    };
+    'shiro.setModel': {
+      command: 'shiro.setModel';
+      arguments: SetModelArgs;
+      result: SetModelResult;
+    };
+    'shiro.setCredentials': {
+      command: 'shiro.setCredentials';
+      arguments: SetCredentialsArgs;
+      result: SetCredentialsResult;
+    };
   };
   notifications: {
     'shiro/event': {
@@ -703,6 +718,73 @@ export interface TurnDiffResult {
   files: FileChange[];
   diff: string;
   truncated: boolean;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ModelsArgs".
+ */
+export interface ModelsArgs {
+  refresh?: boolean;
+  workspace?: string | null;
+}
+/**
+ * `shiro.models`: the models a picker offers, the endpoint's first; `error` says why the
+ * endpoint listed none (no key, refused, unreachable).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ModelsResult".
+ */
+export interface ModelsResult {
+  models: ModelInfo[];
+  current?: string;
+  error?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ModelInfo".
+ */
+export interface ModelInfo {
+  id: string;
+  source: 'endpoint' | 'settings';
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetModelArgs".
+ */
+export interface SetModelArgs {
+  sessionId?: string | null;
+  model?: string | null;
+  effort?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetModelResult".
+ */
+export interface SetModelResult {
+  model: string;
+  effort: string | null;
+}
+/**
+ * `shiro.setCredentials`: an endpoint and key for this server process, kept in memory only.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetCredentialsArgs".
+ */
+export interface SetCredentialsArgs {
+  baseUrl?: string | null;
+  apiKey?: string | null;
+  model?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetCredentialsResult".
+ */
+export interface SetCredentialsResult {
+  ok: boolean;
+  model: string;
+  baseUrl: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema

@@ -26,6 +26,7 @@ from ...config import WireApi
 from ...startup.trace import mark
 from .bounded_stream import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, bounded_stream_class
 from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
+from ...protocol import SET_UP_MODEL
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +55,8 @@ NO_KEY_PLACEHOLDER = "sk-no-key-required"
 _encoder = msgspec.json.Encoder()
 
 MISSING_KEY_MESSAGE = (
-    "No API key: set OPENAI_API_KEY in the server's environment, or set shiro.baseUrl "
-    "(or OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key."
+    f"No API key: use \"{SET_UP_MODEL}\" to give an endpoint and key, or set OPENAI_API_KEY in the server's "
+    "environment, or set shiro.baseUrl (or OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key."
 )
 
 
@@ -69,6 +70,8 @@ class EndpointConfig:
     # Caps on one response (agent/provider/bounded_stream.py); settings maxEventBytes, maxResponseBytes.
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    # A key handed over with `shiro.setCredentials` (memory only; over OPENAI_API_KEY).
+    api_key: str | None = None
 
 
 # A provider's Retry-After is obeyed up to this many seconds; a longer wait is this one.
@@ -106,17 +109,23 @@ def _retry_after(exc: Any) -> float | None:
     return parse_retry_after(response.headers.get("retry-after"))
 
 
-def redact_key(text: str) -> str:
-    """`text` with the API key blanked out: a 401 may echo the key back, and the message goes to
-    the user, the transcript on disk and the log."""
-    key = os.environ.get("OPENAI_API_KEY")
-    return text.replace(key, "[redacted API key]") if key and len(key) >= 8 else text
+def redact_key(text: str, handed: str | None = None) -> str:
+    """`text` with the API key blanked out (the environment's, and `handed`, the one
+    `shiro.setCredentials` gave): a 401 may echo the key back, and the message goes to the user,
+    the transcript on disk and the log."""
+    for key in (os.environ.get("OPENAI_API_KEY"), handed):
+        if key and len(key) >= 8:
+            text = text.replace(key, "[redacted API key]")
+    return text
 
 
-def translate_error(exc: Exception) -> ProviderError:
-    """Map the SDK's exceptions onto ProviderError, keeping the provider's own message (minus the key)."""
+def translate_error(exc: Exception, handed: str | None = None) -> ProviderError:
+    """Map the SDK's exceptions onto ProviderError, keeping the provider's own message (minus the key).
+    A refused key (401) names the action that gives another one."""
     err = _translate(exc)
-    err.message = redact_key(err.message)
+    err.message = redact_key(err.message, handed)
+    if err.status == 401:
+        err.message += f' (use "{SET_UP_MODEL}" to give another key)'
     err.args = (err.message,)
     return err
 
@@ -253,7 +262,7 @@ class OpenAIProvider:
         self._wire: Literal["responses", "chat"] = "chat" if config.wire_api == "chat" else "responses"
 
     def _api_key(self) -> str:
-        key = os.environ.get("OPENAI_API_KEY") or None
+        key = self.config.api_key or os.environ.get("OPENAI_API_KEY") or None
         if key is None:
             if not self.config.base_url:
                 raise ProviderError(MISSING_KEY_MESSAGE)
@@ -313,14 +322,14 @@ class OpenAIProvider:
         except BaseException as exc:
             await _abandon(sending)
             if isinstance(exc, Exception) and not isinstance(exc, ProviderError):
-                raise translate_error(early_request.sdk_error(exc)) from exc
+                raise translate_error(early_request.sdk_error(exc), self.config.api_key) from exc
             raise
         try:
             await early_request.raise_for_status(client, response)
         except BaseException as exc:
             await response.aclose()  # read and closed already unless reading the error's body failed
             if isinstance(exc, Exception):
-                raise translate_error(exc) from exc
+                raise translate_error(exc, self.config.api_key) from exc
             raise
         stream_cls = bounded_stream_class(self.config.max_event_bytes, self.config.max_response_bytes)
         return stream_cls(cast_to=object, response=response, client=client)
@@ -330,6 +339,12 @@ class OpenAIProvider:
             return await self._open_early(_encoder.encode(body))
         # The first client of a process imports the SDK (0.56 s quiet, seconds on a loaded machine):
         # in a thread, as the early path does, so the event loop keeps answering the editor.
+        if self._client is not None:
+            # A key handed over since the client was made (`shiro.setCredentials`, config.api_key):
+            # the SDK reads `api_key` for each request's Authorization header.
+            key = self._api_key()
+            if self._client.api_key != key:
+                self._client.api_key = key
         client = self._client if self._client is not None else await asyncio.to_thread(self._import_sdk, None)
         path = self._path()
         try:
@@ -342,7 +357,7 @@ class OpenAIProvider:
                 stream_cls=bounded_stream_class(self.config.max_event_bytes, self.config.max_response_bytes),
             )
         except Exception as exc:  # translated so the loop sees one error type
-            raise translate_error(exc) from exc
+            raise translate_error(exc, self.config.api_key) from exc
 
     def _body(self, request: ProviderRequest) -> dict[str, Any]:
         if self._wire == "responses":
@@ -373,7 +388,7 @@ class OpenAIProvider:
             except ProviderError:
                 raise
             except Exception as exc:
-                raise translate_error(exc) from exc
+                raise translate_error(exc, self.config.api_key) from exc
         finally:
             await stream.close()
         if completed is not None:
