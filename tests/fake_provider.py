@@ -38,6 +38,9 @@ State and knobs on a FakeProvider (thread-safe enough for tests):
 * ``pending``: scripted steps not consumed yet. ``wait_for_requests(n, timeout)`` blocks
   until ``n`` requests arrived (TimeoutError otherwise) and returns a copy of them.
 * ``GET /v1/models`` lists ``models`` (default ``["fake-model"]``).
+* ``api_key``: when set, every request (``/v1/models`` too) must carry ``Authorization: Bearer
+  <api_key>``; any other gets the real API's 401 (code ``invalid_api_key``, the key masked as
+  ``sk-ab****yz``) and is kept in ``unauthorized`` (consuming no step), not in ``requests``.
 * ``side_reply``: when set, a callable answering every *side request* (one sent without
   ``tools``: span summaries, ``/compact``, ``/memory``) instead of the script; it returns a
   :class:`Reply`/:class:`HttpError`, or None to use the script after all. Main requests keep
@@ -326,6 +329,8 @@ class FakeProvider:
         self.supports_tools: bool = True
         self.strict_reasoning_followup: bool = False
         self.models: list[str] = ["fake-model"]
+        self.api_key: str | None = None
+        self.unauthorized: list[RecordedRequest] = []
         self.disconnected_early: int = 0
         self.connections: int = 0
         self.side_reply: Callable[[RecordedRequest], Reply | HttpError | None] | None = None
@@ -756,8 +761,26 @@ class _Handler(BaseHTTPRequestHandler):
             return None, False
 
     # ------------------------------------------------------------- routing
+    def _refused_key(self, req: RecordedRequest) -> bool:
+        """`fake.api_key` set and not the request's bearer token: the real API's 401, sent."""
+        want = self.fake.api_key
+        auth = req.headers.get("authorization", "")
+        if want is None or auth == f"Bearer {want}":
+            return False
+        with self.fake._lock:
+            self.fake.unauthorized.append(req)
+        given = auth.removeprefix("Bearer ")
+        shown = f"{given[:3]}{'*' * 4}{given[-4:]}" if len(given) > 8 else "(none)"
+        self._send_json(401, {"error": {
+            "message": f"Incorrect API key provided: {shown}. You can find your API key in your account settings.",
+            "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}})
+        return True
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        if self._refused_key(RecordedRequest(path=self.path, headers=headers, body=None, api="chat", method="GET")):
+            return
         if path == "/v1/models":
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.fake.models]
             self._send_json(200, {"object": "list", "data": data})
@@ -778,6 +801,8 @@ class _Handler(BaseHTTPRequestHandler):
         body, ok = self._read_body()
         req = RecordedRequest(path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
                               body=body, api=api, method="POST")
+        if self._refused_key(req):
+            return
         fake = self.fake
         fake._record(req)
         if api == "responses" and not fake.responses_route:
