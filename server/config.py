@@ -70,6 +70,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # allow/ask/deny rules (agent/permissions.py); a project's wait for trust (project_settings.py).
     permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
     maxSteps: int = 50
+    # How long an edit's result waits at most for the editor's diagnostics to settle, in ms
+    # (clients declaring experimental.shiro.editor.diagnostics; agent/tools/editor_tools.py).
+    diagnosticsWaitMs: Annotated[int, msgspec.Meta(ge=0, le=30_000)] = 2000
     # The prompt variant's model family (agent/model_family.py); null: chosen from the model id.
     promptFamily: Literal["codex", "small", "default"] | None = None
     # Reasoning effort sent with each request; null: the endpoint's default (docs/prompt.md).

@@ -67,11 +67,65 @@ class ChatImage(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     data: str
 
 
+# --- editor context and intelligence (docs/protocol.md "Editor context and intelligence") ---------
+# LSP shapes, spelled out so the schema (and protocol.ts) carries them; lines and characters are
+# 0-based, characters in UTF-16 code units, as in LSP.
+
+
+class LspPosition(msgspec.Struct):
+    line: int
+    character: int
+
+
+class LspRange(msgspec.Struct):
+    start: LspPosition
+    end: LspPosition
+
+
+class LspLocation(msgspec.Struct):
+    uri: str
+    range: LspRange
+
+
+class EditorSelection(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    uri: str
+    range: LspRange
+    text: str = ""  # the server caps it (agent/editor_context.py)
+
+
+class EditorVisibleRange(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    uri: str
+    range: LspRange
+
+
+class EditorContext(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """What the user sees in the editor as a prompt is sent (`ChatArgs.context`): it reaches the
+    model as a context message of that turn, before the prompt, capped."""
+
+    activeFile: str | None = None  # DocumentUri
+    cursor: LspPosition | None = None
+    selection: EditorSelection | None = None
+    visibleRange: EditorVisibleRange | None = None
+    openFiles: list[str] = []  # DocumentUris
+
+
+class LspDiagnostic(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """An LSP Diagnostic, the fields the server reads (others a client sends are ignored)."""
+
+    range: LspRange
+    message: str
+    severity: int | None = None  # 1 error, 2 warning, 3 information, 4 hint
+    code: int | str | None = None
+    source: str | None = None
+
+
 class ChatArgs(Args):
     prompt: str
     sessionId: str | None = None
     attachments: list[str] = []  # workspace paths sent to the model with the prompt
     images: list[ChatImage] = []  # pasted or attached images (capped, downscaled: docs/protocol.md "Images")
+    # What the editor shows (docs/protocol.md "Editor context and intelligence"); None: nothing sent.
+    context: EditorContext | None = None
     # false: answer at once with status "started"; the turn's end is its `turn_end` event
     # (for clients whose requests time out, such as Emacs's jsonrpc after 10 s).
     wait: bool = True
@@ -457,6 +511,110 @@ class RewindResult(msgspec.Struct, omit_defaults=True):
     todos: list[Todo] | None = None
 
 
+class AskArgs(Args):
+    """`shiro.ask`, what a shiro code action runs: ask/edit open the client's chat (or instruction
+    input) with that context (`shiro/focusChat`); fix/explain start a turn at once."""
+
+    uri: str
+    range: LspRange
+    action: Literal["ask", "fix", "explain", "edit"]
+    diagnostics: list[LspDiagnostic] = []
+    sessionId: str | None = None
+
+
+class AskResult(msgspec.Struct, omit_defaults=True):
+    sessionId: str
+    action: str
+    turnId: str | None = None  # fix/explain: the turn started (its events follow)
+
+
+class FocusChatParams(msgspec.Struct, omit_defaults=True):
+    """`shiro/focusChat` (server -> client): open or focus the chat (for `edit`, the instruction
+    input) with this context."""
+
+    sessionId: str
+    context: EditorContext
+    action: str
+    diagnostics: list[LspDiagnostic] = []
+
+
+class InlineEditArgs(Args):
+    uri: str
+    range: LspRange
+    instruction: str
+    sessionId: str | None = None
+
+
+class LspTextEdit(msgspec.Struct):
+    range: LspRange
+    newText: str
+
+
+class LspWorkspaceEdit(msgspec.Struct):
+    changes: dict[str, list[LspTextEdit]]
+
+
+class InlineEditResult(msgspec.Struct, omit_defaults=True):
+    """The turn's replacement of the range, not yet applied (`shiro.resolveInlineEdit`).
+    `edit.changes` is empty when the turn gave no replacement; `error` then says why."""
+
+    sessionId: str
+    turnId: str
+    edit: LspWorkspaceEdit
+    error: str | None = None
+
+
+class ResolveInlineEditArgs(Args):
+    turnId: str
+    accept: bool
+
+
+class ResolveInlineEditResult(msgspec.Struct):
+    applied: bool
+
+
+class DiagnosticsParams(msgspec.Struct, omit_defaults=True):
+    """`shiro/diagnostics` (server -> client, clients declaring experimental.shiro.editor.diagnostics)."""
+
+    uris: list[str] | None = None  # None: every file the editor has diagnostics for
+
+
+class FileDiagnostics(msgspec.Struct):
+    uri: str
+    diagnostics: list[LspDiagnostic]
+
+
+class DiagnosticsResult(msgspec.Struct):
+    items: list[FileDiagnostics] = []
+
+
+NavigateKind = Literal["definition", "references", "symbols", "hover"]
+
+
+class NavigateParams(msgspec.Struct, omit_defaults=True):
+    """`shiro/navigate` (server -> client, clients declaring experimental.shiro.editor.navigation)."""
+
+    kind: NavigateKind
+    uri: str | None = None
+    position: LspPosition | None = None
+    query: str | None = None
+
+
+class LspSymbol(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """An LSP SymbolInformation."""
+
+    name: str
+    kind: int
+    location: LspLocation
+    containerName: str | None = None
+
+
+class NavigateResult(msgspec.Struct, omit_defaults=True):
+    locations: list[LspLocation] | None = None
+    symbols: list[LspSymbol] | None = None
+    hover: str | None = None
+
+
 class TurnDiffResult(msgspec.Struct):
     """`shiro.turnDiff`: what a turn changed, before -> after it, from the checkpoint store."""
 
@@ -605,6 +763,9 @@ MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 CHECKPOINTS = _command("shiro.checkpoints", SessionArgs, CheckpointsResult)
 REWIND = _command("shiro.rewind", RewindArgs, RewindResult)
 TURN_DIFF = _command("shiro.turnDiff", TurnDiffArgs, TurnDiffResult)
+ASK = _command("shiro.ask", AskArgs, AskResult)
+INLINE_EDIT = _command("shiro.inlineEdit", InlineEditArgs, InlineEditResult)
+RESOLVE_INLINE_EDIT = _command("shiro.resolveInlineEdit", ResolveInlineEditArgs, ResolveInlineEditResult)
 MODELS = _command("shiro.models", ModelsArgs, ModelsResult)
 SET_MODEL = _command("shiro.setModel", SetModelArgs, SetModelResult)
 SET_CREDENTIALS = _command("shiro.setCredentials", SetCredentialsArgs, SetCredentialsResult)
@@ -613,20 +774,27 @@ SET_CREDENTIALS = _command("shiro.setCredentials", SetCredentialsArgs, SetCreden
 EVENT = "shiro/event"
 TODOS_NOTIFICATION = "shiro/todos"
 STATUS_NOTIFICATION = "shiro/status"
+FOCUS_CHAT = "shiro/focusChat"
 
 # Custom requests (server -> client), offered by the VS Code extension
 SAVE_DOCUMENTS = "shiro/saveDocuments"
 APPROVE = "shiro/approve"
+# Offered by clients that declare experimental.shiro.editor {diagnostics, navigation}
+DIAGNOSTICS = "shiro/diagnostics"
+NAVIGATE = "shiro/navigate"
 
 NOTIFICATIONS: dict[str, MessageSpec] = {
     EVENT: MessageSpec(EVENT, Event),
     TODOS_NOTIFICATION: MessageSpec(TODOS_NOTIFICATION, TodosNotification),
     STATUS_NOTIFICATION: MessageSpec(STATUS_NOTIFICATION, StatusPayload),
+    FOCUS_CHAT: MessageSpec(FOCUS_CHAT, FocusChatParams),
 }
 
 SERVER_REQUESTS: dict[str, MessageSpec] = {
     SAVE_DOCUMENTS: MessageSpec(SAVE_DOCUMENTS, SaveDocumentsParams, None),
     APPROVE: MessageSpec(APPROVE, ApproveParams, ApproveResult),
+    DIAGNOSTICS: MessageSpec(DIAGNOSTICS, DiagnosticsParams, DiagnosticsResult),
+    NAVIGATE: MessageSpec(NAVIGATE, NavigateParams, NavigateResult),
 }
 
 

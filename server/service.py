@@ -18,6 +18,7 @@ import msgspec
 
 from .agent.attachments import AttachmentError, file_block, read_attachments
 from .agent.context_messages import MEMORY, TODOS
+from .agent.editor_context import EDITOR, render as render_editor_context
 from .agent.events import EventSink
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider, preload_sdk
 from .agent.loop import run_turn
@@ -33,6 +34,7 @@ from .agent.tools.base import Tool, ToolError, ToolHost
 from .agent.tools.disk_host import DiskToolHost
 from .agent.tools.workspace_paths import resolve_workspace_path
 from .agent.tools.registry import core_tools
+from .agent.tools.editor_tools import editor_tools
 from .agent.tools.background import BackgroundCommands, remove_output
 from .agent.tools.shell import background_tools
 from .agent.tools.web_fetch import web_fetch_tool
@@ -42,6 +44,7 @@ from .errors import InvalidArguments, Refused
 from .features.checkpoints import CheckpointFeature
 from . import resume_hints
 from .features.compaction import CompactionFeature
+from .features.inline_edit import InlineEdits
 from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
 from .features.memory import MemoryFeature
@@ -129,6 +132,7 @@ class ShiroService:
         self.compaction = CompactionFeature(
             current_settings, self.session_for, self.provider_for, self.short_term_memory, self.persistence)
         self.checkpoints = CheckpointFeature(self.todos.announce)
+        self.inline_edits = InlineEdits(self.checkpoints)
         # shiro.models / setModel / setCredentials: per-session models and the in-memory key.
         self.model_choice = ModelFeature(current_settings, self.update_settings)
         self.mcp = McpManager(shiro_home, bridge.ask)
@@ -217,7 +221,7 @@ class ShiroService:
 
     def tools_for(self, session: AgentSession) -> list[Tool]:
         # Rebuilt per step (cheap): a settings change such as memory.enabled applies at once.
-        return (
+        tools = (
             self.command_tools(session)
             + self.todos.tools(session)
             + self.memory.tools(session)
@@ -226,6 +230,9 @@ class ShiroService:
             + background_tools(self.background_of(session))
             + [web_fetch_tool(tuple(self.settings.webFetchAllowedDomains))]
         )
+        # The editor's diagnostics and navigation, when its client declared them (issue 38); an
+        # inline edit's turn reads only (features/inline_edit.py).
+        return self.inline_edits.tools(session, editor_tools(session.deps.host, tools, self.settings.diagnosticsWaitMs))
 
     def background_of(self, session: AgentSession) -> BackgroundCommands:
         """The session's background commands (agent/tools/background.py), made on first use."""
@@ -276,7 +283,9 @@ class ShiroService:
 
     def context_sections(self, session: AgentSession) -> list[tuple[str, str]]:
         """What context messages carry besides the environment (agent/context_messages.py)."""
-        return [(MEMORY, self.memory.block(session)), *self.instructions.sections(session), (TODOS, self.todos.block(session))]
+        current = session.turns.current
+        return [(MEMORY, self.memory.block(session)), *self.instructions.sections(session), (TODOS, self.todos.block(session)),
+                (EDITOR, current.editor_context if current is not None else "")]
 
     def changed(self, session: AgentSession, turn_ended: bool) -> None:
         self.persistence.changed(session, turn_ended)
@@ -375,7 +384,8 @@ class ShiroService:
             attached = read_attachments(session.deps.host, args.attachments)
         except AttachmentError as exc:
             raise Refused(str(exc)) from None
-        return session, session.turns.submit(args.prompt, attachments=attached + list(extra_blocks or []))
+        return session, session.turns.submit(args.prompt, attachments=attached + list(extra_blocks or []),
+                                             editor_context=render_editor_context(args.context, session.root))
 
     def abort(self, args: SessionArgs) -> AbortResult:
         session = self.session_for(args.sessionId, args.workspace)

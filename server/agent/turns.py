@@ -37,6 +37,8 @@ class QueuedPrompt:
     done: asyncio.Future[TurnOutcome]
     attachments: list[str] = field(default_factory=list)  # extra text parts sent with the prompt
     started: bool = False  # its turn ran (else it was cleared from the queue)
+    # What the editor showed as it was sent, rendered (agent/editor_context.py); "" when nothing.
+    editor_context: str = ""
 
 
 class TurnQueue:
@@ -67,12 +69,19 @@ class TurnQueue:
         return self._current is None and not self._queue and (self._worker is None or self._worker.done())
 
     @property
+    def current(self) -> QueuedPrompt | None:
+        """The prompt whose turn runs now."""
+        return self._current
+
+    @property
     def queued(self) -> int:
         return len(self._queue)
 
-    def submit(self, prompt: str | None, turn_id: str | None = None, attachments: list[str] | None = None) -> QueuedPrompt:
+    def submit(self, prompt: str | None, turn_id: str | None = None, attachments: list[str] | None = None,
+               editor_context: str = "") -> QueuedPrompt:
         """Queue a prompt; it runs when every earlier one has ended."""
-        item = QueuedPrompt(prompt, turn_id or new_uuid7(), asyncio.get_running_loop().create_future(), list(attachments or []))
+        item = QueuedPrompt(prompt, turn_id or new_uuid7(), asyncio.get_running_loop().create_future(), list(attachments or []),
+                            editor_context=editor_context)
         busy = self.running or bool(self._queue)
         self._queue.append(item)
         self._submitted(item, len(self._queue) if busy else 0)

@@ -67,6 +67,7 @@ def command(
 
 
 def register_all(server: "ShiroServer") -> None:
+    from . import editor
     from . import chat, checkpoints, effort, history, live_session, mcp, project_memory, saved_sessions, stm, todos
 
     chat.register(server)
@@ -79,6 +80,7 @@ def register_all(server: "ShiroServer") -> None:
     stm.register(server)
     mcp.register(server)
     checkpoints.register(server)
+    editor.register(server)
     from . import models
 
     models.register(server)

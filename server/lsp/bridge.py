@@ -17,6 +17,7 @@ from ..delta_coalescing import DeltaCoalescer
 from ..agent.events import Approval, ApprovalRequest
 from ..agent.tools.disk_host import DiskToolHost
 from .client_approval import ask_in_client, ask_trust_in_client, offers_client_approvals
+from .editor_requests import LspEditor
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -55,6 +56,9 @@ class LspSink:
 
     def status(self, payload: wire.StatusPayload) -> None:
         self._notify(wire.STATUS_NOTIFICATION, payload)
+
+    def focus_chat(self, payload: wire.FocusChatParams) -> None:
+        self._notify(wire.FOCUS_CHAT, payload)
 
     def tool_running(self, session_id: str, turn_id: str, tool_call_id: str) -> None:
         pass  # LSP clients see the call from its `tool_call` event to its `tool_result`
@@ -115,6 +119,8 @@ class LspToolHost(DiskToolHost):
     def __init__(self, root: Path, server: "LanguageServer") -> None:
         super().__init__(root)
         self.server = server
+        # shiro/diagnostics and shiro/navigate, when the client declared them (agent/tools/editor_tools.py).
+        self.editor = LspEditor(server)
 
     def _open_document(self, path: Path) -> Any | None:
         try:

@@ -17,6 +17,7 @@ from .. import __version__, resume_hints
 from ..protocol import SECTION, plain
 from ..service import ShiroService
 from .bridge import LspSink, LspToolHost
+from .code_actions import OPTIONS as CODE_ACTION_OPTIONS, code_actions
 from .open_documents import cap_documents
 from .pygls_overrides import ShiroProtocol, serve_io
 from ..startup.trace import mark
@@ -173,6 +174,10 @@ def create_server() -> ShiroServer:
             await asyncio.sleep(0)
         await ls.service.flush(log_line=lambda line: ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message=line)))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTION_OPTIONS)
+    def on_code_action(ls: ShiroServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return code_actions(params)  # from the request alone: asked on every cursor move
 
     from ..commands import register_all
 

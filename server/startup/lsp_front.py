@@ -66,6 +66,7 @@ class Replay:
 # fails when this drifts.
 CAPABILITIES: dict[str, Any] = {
     "textDocumentSync": {"openClose": True, "change": 2, "save": False},
+    "codeActionProvider": {"codeActionKinds": ["quickfix", "refactor.rewrite"]},  # server/lsp/code_actions.py
     "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}, "fileOperations": {}},
 }
 

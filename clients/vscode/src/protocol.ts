@@ -128,6 +128,21 @@ export interface ShiroNekoProtocol {
       arguments: TurnDiffArgs;
       result: TurnDiffResult;
     };
+    'shiro.ask': {
+      command: 'shiro.ask';
+      arguments: AskArgs;
+      result: AskResult;
+    };
+    'shiro.inlineEdit': {
+      command: 'shiro.inlineEdit';
+      arguments: InlineEditArgs;
+      result: InlineEditResult;
+    };
+    'shiro.resolveInlineEdit': {
+      command: 'shiro.resolveInlineEdit';
+      arguments: ResolveInlineEditArgs;
+      result: ResolveInlineEditResult;
+    };
     'shiro.models': {
       command: 'shiro.models';
       arguments: ModelsArgs;
@@ -157,6 +172,10 @@ export interface ShiroNekoProtocol {
       method: 'shiro/status';
       params: StatusPayload;
     };
+    'shiro/focusChat': {
+      method: 'shiro/focusChat';
+      params: FocusChatParams;
+    };
   };
   serverRequests: {
     'shiro/saveDocuments': {
@@ -169,6 +188,16 @@ export interface ShiroNekoProtocol {
       params: ApproveParams;
       result: ApproveResult;
     };
+    'shiro/diagnostics': {
+      method: 'shiro/diagnostics';
+      params: DiagnosticsParams;
+      result: DiagnosticsResult;
+    };
+    'shiro/navigate': {
+      method: 'shiro/navigate';
+      params: NavigateParams;
+      result: NavigateResult;
+    };
   };
 }
 /**
@@ -180,6 +209,7 @@ export interface ChatArgs {
   sessionId?: string | null;
   attachments?: string[];
   images?: ChatImage[];
+  context?: EditorContext | null;
   wait?: boolean;
   workspace?: string | null;
 }
@@ -193,6 +223,53 @@ export interface ChatArgs {
 export interface ChatImage {
   mediaType: string;
   data: string;
+}
+/**
+ * What the user sees in the editor as a prompt is sent (`ChatArgs.context`): it reaches the
+ * model as a context message of that turn, before the prompt, capped.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "EditorContext".
+ */
+export interface EditorContext {
+  activeFile?: string | null;
+  cursor?: LspPosition | null;
+  selection?: EditorSelection | null;
+  visibleRange?: EditorVisibleRange | null;
+  openFiles?: string[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspPosition".
+ */
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "EditorSelection".
+ */
+export interface EditorSelection {
+  uri: string;
+  range: LspRange;
+  text?: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspRange".
+ */
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "EditorVisibleRange".
+ */
+export interface EditorVisibleRange {
+  uri: string;
+  range: LspRange;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -720,6 +797,100 @@ export interface TurnDiffResult {
   truncated: boolean;
 }
 /**
+ * `shiro.ask`, what a shiro code action runs: ask/edit open the client's chat (or instruction
+ * input) with that context (`shiro/focusChat`); fix/explain start a turn at once.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "AskArgs".
+ */
+export interface AskArgs {
+  uri: string;
+  range: LspRange;
+  action: 'ask' | 'edit' | 'explain' | 'fix';
+  diagnostics?: LspDiagnostic[];
+  sessionId?: string | null;
+  workspace?: string | null;
+}
+/**
+ * An LSP Diagnostic, the fields the server reads (others a client sends are ignored).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspDiagnostic".
+ */
+export interface LspDiagnostic {
+  range: LspRange;
+  message: string;
+  severity?: number | null;
+  code?: number | string | null;
+  source?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "AskResult".
+ */
+export interface AskResult {
+  sessionId: string;
+  action: string;
+  turnId?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "InlineEditArgs".
+ */
+export interface InlineEditArgs {
+  uri: string;
+  range: LspRange;
+  instruction: string;
+  sessionId?: string | null;
+  workspace?: string | null;
+}
+/**
+ * The turn's replacement of the range, not yet applied (`shiro.resolveInlineEdit`).
+ * `edit.changes` is empty when the turn gave no replacement; `error` then says why.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "InlineEditResult".
+ */
+export interface InlineEditResult {
+  sessionId: string;
+  turnId: string;
+  edit: LspWorkspaceEdit;
+  error?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspWorkspaceEdit".
+ */
+export interface LspWorkspaceEdit {
+  changes: {
+    [k: string]: LspTextEdit[];
+  };
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspTextEdit".
+ */
+export interface LspTextEdit {
+  range: LspRange;
+  newText: string;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ResolveInlineEditArgs".
+ */
+export interface ResolveInlineEditArgs {
+  turnId: string;
+  accept: boolean;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ResolveInlineEditResult".
+ */
+export interface ResolveInlineEditResult {
+  applied: boolean;
+}
+/**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
  * via the `definition` "ModelsArgs".
  */
@@ -903,6 +1074,19 @@ export interface TodosNotification {
   sessionId: string;
 }
 /**
+ * `shiro/focusChat` (server -> client): open or focus the chat (for `edit`, the instruction
+ * input) with this context.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "FocusChatParams".
+ */
+export interface FocusChatParams {
+  sessionId: string;
+  context: EditorContext;
+  action: string;
+  diagnostics?: LspDiagnostic[];
+}
+/**
  * `shiro/saveDocuments` (server -> client request), offered by the VS Code extension.
  *
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -943,4 +1127,69 @@ export interface ApprovePreview {
 export interface ApproveResult {
   decision: 'allow' | 'always' | 'deny';
   reason?: string | null;
+}
+/**
+ * `shiro/diagnostics` (server -> client, clients declaring experimental.shiro.editor.diagnostics).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "DiagnosticsParams".
+ */
+export interface DiagnosticsParams {
+  uris?: string[] | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "DiagnosticsResult".
+ */
+export interface DiagnosticsResult {
+  items?: FileDiagnostics[];
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "FileDiagnostics".
+ */
+export interface FileDiagnostics {
+  uri: string;
+  diagnostics: LspDiagnostic[];
+}
+/**
+ * `shiro/navigate` (server -> client, clients declaring experimental.shiro.editor.navigation).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "NavigateParams".
+ */
+export interface NavigateParams {
+  kind: 'definition' | 'hover' | 'references' | 'symbols';
+  uri?: string | null;
+  position?: LspPosition | null;
+  query?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "NavigateResult".
+ */
+export interface NavigateResult {
+  locations?: LspLocation[] | null;
+  symbols?: LspSymbol[] | null;
+  hover?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspLocation".
+ */
+export interface LspLocation {
+  uri: string;
+  range: LspRange;
+}
+/**
+ * An LSP SymbolInformation.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "LspSymbol".
+ */
+export interface LspSymbol {
+  name: string;
+  kind: number;
+  location: LspLocation;
+  containerName?: string | null;
 }
