@@ -65,6 +65,7 @@ class ChatImage(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     mediaType: str
     data: str
+    name: str | None = None  # the file's name, shown and told to the model ("screenshot.png")
 
 
 # --- editor context and intelligence (docs/protocol.md "Editor context and intelligence") ---------
@@ -199,6 +200,42 @@ class SetCredentialsResult(msgspec.Struct):
     baseUrl: str | None
 
 
+# --- permission rules (docs/protocol.md, "Permission rules") ---
+
+RuleDecision = Literal["allow", "ask", "deny"]
+# Where an "Always allow" rule may be written: this session (memory), this workspace (the user's
+# own record in the state home, never the repository), the user (the user settings file).
+RuleScope = Literal["session", "workspace", "user"]
+# Where a listed rule comes from: those above, or "project" (a trusted `.shiro-neko/settings.json`).
+RuleSource = Literal["session", "workspace", "user", "project"]
+
+
+class PermissionsArgs(SessionArgs):
+    """`shiro.permissions`: the rules the session's next call is judged by (sessionId: whose session rules)."""
+
+
+class PermissionRule(msgspec.Struct):
+    rule: str  # Claude Code's syntax: `Bash(npm test:*)`
+    decision: RuleDecision
+    scope: RuleSource
+
+
+class PermissionsResult(msgspec.Struct, omit_defaults=True):
+    rules: list[PermissionRule]
+    userFile: str | None = None  # the file "user" rules are written to (for editing by hand)
+    workspaceFile: str | None = None  # the file "workspace" rules are written to
+
+
+class RemovePermissionArgs(SessionArgs, kw_only=True):
+    rule: str
+    scope: RuleSource
+    decision: RuleDecision | None = None  # absent: the rule is removed from every list of that scope
+
+
+class RemovePermissionResult(msgspec.Struct):
+    removed: bool
+
+
 class NewSessionArgs(Args):
     private: bool = False
 
@@ -213,6 +250,25 @@ class CompactArgs(SessionArgs):
 
 class SessionsArgs(Args):
     limit: int = 15
+    # Full-text search over the text of this workspace's sessions (docs/protocol.md "Sessions"):
+    # plain words, each matched as typed (quotes and operators are words too), the last as a prefix.
+    query: str | None = None
+
+
+class RenameSessionArgs(Args):
+    id: str  # full id or unique prefix, as shiro.resume takes
+    title: str
+
+
+class SessionIdArgs(Args):
+    """A command about one saved session (`shiro.deleteSession`): full id or unique prefix."""
+
+    id: str
+
+
+class ExportSessionArgs(Args):
+    id: str
+    format: Literal["markdown"] = "markdown"
 
 
 class ResumeArgs(Args):
@@ -251,6 +307,25 @@ class ForgetArgs(Args):
     text: str
 
 
+# --- plan mode (docs/protocol.md, "Plan mode") ---
+
+# "plan": the tools that change anything are neither offered nor run; commands run only in the
+# read-only sandbox or after the user's yes for that call. "act": the normal mode.
+Mode = Literal["plan", "act"]
+
+
+class SetModeArgs(SessionArgs, kw_only=True):
+    mode: Mode
+    # With "act" ("Start" on a plan): the session's approvals from now on ("ask" | "auto-edit" |
+    # "auto"), as ACP's session modes set them; absent: unchanged.
+    approvals: Literal["ask", "auto-edit", "auto"] | None = None
+
+
+class SetModeResult(msgspec.Struct):
+    mode: Mode
+    approvals: str  # the approvals the session runs under now
+
+
 # --- command results and notification payloads ------------------------------------------------
 
 
@@ -284,10 +359,28 @@ class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):
     updated_at: str
     message_count: int
     cwd: str
+    # The shortest prefix of the id (at least 8 characters) no other stored session shares:
+    # what clients show, and what shiro.resume and the other session commands accept.
+    short_id: str = ""
+    # With a `query`: the best-matching passage of the session's text, on one line.
+    snippet: str | None = None
 
 
 class SessionsResult(msgspec.Struct):
     sessions: list[SessionSummary]
+
+
+class RenameSessionResult(msgspec.Struct):
+    id: str
+    title: str
+
+
+class DeleteSessionResult(msgspec.Struct):
+    deleted: bool
+
+
+class ExportSessionResult(msgspec.Struct):
+    text: str
 
 
 class ResumeResult(msgspec.Struct, omit_defaults=True):
@@ -400,6 +493,8 @@ class StatusPayload(msgspec.Struct):
     cachedTokens: int = 0
     # The model's context window in tokens, when known (docs/context.md); null: unknown.
     contextWindow: int | None = None
+    # "plan" while plan mode is on (`shiro.setMode`, docs/protocol.md "Plan mode").
+    mode: Mode = "act"
 
 
 class StmCurrent(msgspec.Struct):
@@ -453,6 +548,9 @@ class ApproveResult(msgspec.Struct):
     decision: ApprovalAnswer
     # With "deny": why, for the model (its tool result reads "The user denied this call: <reason>").
     reason: str | None = None
+    # With "always": where the call's narrowest rule goes (docs/protocol.md "Permission rules");
+    # absent: "session".
+    scope: RuleScope | None = None
 
 
 McpState = Literal["starting", "ready", "failed", "disabled", "untrusted"]
@@ -624,6 +722,26 @@ class TurnDiffResult(msgspec.Struct):
     truncated: bool
 
 
+CommandSource = Literal["builtin", "skill", "command"]
+
+
+class CommandInfo(msgspec.Struct, omit_defaults=True):
+    """One row of `shiro.commands`: a slash command a client offers in its menu (docs/extending.md)."""
+
+    name: str  # without the slash: `/name args` in a prompt runs it
+    description: str
+    source: CommandSource
+    path: str | None = None  # a skill's SKILL.md or a command's .md file (absolute)
+    argumentHint: str | None = None  # a command's `argument-hint` front matter
+
+
+class CommandsResult(msgspec.Struct):
+    """`shiro.commands`: the built-in slash commands, then the skills and custom commands found
+    (a project's only once the folder is trusted)."""
+
+    commands: list[CommandInfo]
+
+
 class McpResult(msgspec.Struct):
     """`shiro.mcp`: every MCP server of the workspace; never an `env` value or a header."""
 
@@ -763,12 +881,19 @@ MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 CHECKPOINTS = _command("shiro.checkpoints", SessionArgs, CheckpointsResult)
 REWIND = _command("shiro.rewind", RewindArgs, RewindResult)
 TURN_DIFF = _command("shiro.turnDiff", TurnDiffArgs, TurnDiffResult)
+SET_MODE = _command("shiro.setMode", SetModeArgs, SetModeResult)
+PERMISSIONS = _command("shiro.permissions", PermissionsArgs, PermissionsResult)
+REMOVE_PERMISSION = _command("shiro.removePermission", RemovePermissionArgs, RemovePermissionResult)
+SLASH_COMMANDS = _command("shiro.commands", WorkspaceArgs, CommandsResult)
 ASK = _command("shiro.ask", AskArgs, AskResult)
 INLINE_EDIT = _command("shiro.inlineEdit", InlineEditArgs, InlineEditResult)
 RESOLVE_INLINE_EDIT = _command("shiro.resolveInlineEdit", ResolveInlineEditArgs, ResolveInlineEditResult)
 MODELS = _command("shiro.models", ModelsArgs, ModelsResult)
 SET_MODEL = _command("shiro.setModel", SetModelArgs, SetModelResult)
 SET_CREDENTIALS = _command("shiro.setCredentials", SetCredentialsArgs, SetCredentialsResult)
+RENAME_SESSION = _command("shiro.renameSession", RenameSessionArgs, RenameSessionResult)
+DELETE_SESSION = _command("shiro.deleteSession", SessionIdArgs, DeleteSessionResult)
+EXPORT_SESSION = _command("shiro.exportSession", ExportSessionArgs, ExportSessionResult)
 
 # Notifications (server -> client)
 EVENT = "shiro/event"

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import msgspec
 
-from .agent.attachments import AttachmentError, file_block, read_attachments
+from .agent.attachments import AttachmentError, attached_images, file_block, read_attachments
+from .agent import images
 from .agent.context_messages import MEMORY, TODOS
 from .agent.editor_context import EDITOR, render as render_editor_context
 from .agent.events import EventSink
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider, preload_sdk
 from .agent.loop import run_turn
+from .agent import plan_mode
+from .agent.model_family import model_family
 from .agent.session import AgentSession, SessionDeps
 from .agent.status import emit_status, status_payload
 from .agent.tool_calls import describe_call
@@ -48,14 +51,18 @@ from .features.inline_edit import InlineEdits
 from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
 from .features.memory import MemoryFeature
+from .features.permission_rules import PermissionRulesFeature
 from .features.models import ModelFeature, checked_model
+from .features.session_admin import SessionAdminFeature
 from .features.sessions import SessionsFeature
 from .features.short_term_memory import ShortTermMemoryFeature
 from .features.todos import TodoFeature
 from .mcp.manager import McpManager, status_of
-from .protocol import AbortResult, ChatArgs, EffortResult, McpResult, NewSessionResult, SessionArgs, SetModelResult, StatusPayload
+from .protocol import AbortResult, ChatArgs, EffortResult, McpResult, NewSessionResult, SessionArgs, SetModeResult, SetModelResult, StatusPayload
 from .session_registry import SessionRegistry
+from .state.image_store import ImageStore
 from .state.paths import shiro_home
+from .user_settings import user_settings_path
 from .workspaces import Workspace, Workspaces
 
 
@@ -135,7 +142,14 @@ class ShiroService:
         self.inline_edits = InlineEdits(self.checkpoints)
         # shiro.models / setModel / setCredentials: per-session models and the in-memory key.
         self.model_choice = ModelFeature(current_settings, self.update_settings)
+        # Search, rename, delete and export of saved sessions (shiro.sessions {query}, ...).
+        self.session_admin = SessionAdminFeature(
+            self.registry, self.persistence, self.short_term_memory,
+            api_keys=lambda: [self.model_choice.api_key] if self.model_choice.api_key else [])
+        # Permission rules saved for the workspace or the user; /permissions (commands/permissions.py).
+        self.permission_rules = PermissionRulesFeature(shiro_home, user_settings_path)
         self.mcp = McpManager(shiro_home, bridge.ask)
+        self.images = ImageStore(shiro_home)  # every session's images (state/image_store.py)
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
         self._sandbox_logged = False
@@ -198,6 +212,16 @@ class ShiroService:
         settings = self.settings_for(session.id)
         return SetModelResult(model=settings.effective_model, effort=settings.reasoningEffort)
 
+    def set_mode(self, session: AgentSession, mode: plan_mode.Mode, approvals: Approvals | None) -> SetModeResult:
+        """`shiro.setMode` (and ACP's session modes): plan or act, and with act the approvals the
+        session runs under from now on. Effective from the session's next request or call."""
+        changed = plan_mode.set_mode(session, mode)
+        if approvals is not None:
+            self.approval_modes[session.id] = approvals
+        if changed or approvals is not None:
+            emit_status(session)
+        return SetModeResult(mode=plan_mode.mode_of(session), approvals=self.settings_for(session.id).approvals)
+
     # -- what a session asks of the outside -----------------------------------------------
     def provider_for(self, session: AgentSession, settings: Settings) -> OpenAIProvider:
         # One provider (one HTTP client and connection pool) per endpoint, shared by the sessions:
@@ -251,10 +275,18 @@ class ShiroService:
         if sandbox is None and settings.sandbox != "off":
             unenforced = sandbox_status(settings.sandbox).reason or "bubblewrap does not work here"
         background = self.background_of(session) if session is not None else None
-        # apply_patch instead of edit_file (issue 37) while `promptFamily` is set to "codex" by hand;
-        # from the model id alone once the scripted edit_file tests name a non-codex model.
-        patch = session is not None and settings.promptFamily == "codex"
-        return core_tools(sandbox, env_names=env, unenforced=unenforced, background=background, patch=patch)
+        # apply_patch instead of edit_file for the model families trained on it (issue 37), from the
+        # session's model id or the `promptFamily` setting (agent/model_family.py).
+        chosen = self.settings_for(session.id) if session is not None else settings
+        patch = session is not None and model_family(chosen.effective_model, chosen.promptFamily) == "codex"
+        tools = core_tools(sandbox, env_names=env, unenforced=unenforced, background=background, patch=patch)
+        if session is not None and plan_mode.mode_of(session) == "plan":
+            # Plan mode: run_command in the read-only sandbox whatever `sandbox` says (or asked each time).
+            confined = sandbox_for("read-only", hide, env, tuple(settings.sandboxAllowRead))
+            why = None if confined is not None else sandbox_status("read-only").reason
+            shell = plan_mode.plan_command(confined, env, background, why)
+            tools = [shell if t.name == shell.name else t for t in tools]
+        return tools
 
     async def before_turn(self, session: AgentSession) -> list[str]:
         """Notices for the start of a turn: what a project settings file holds back until trusted
@@ -285,7 +317,7 @@ class ShiroService:
         """What context messages carry besides the environment (agent/context_messages.py)."""
         current = session.turns.current
         return [(MEMORY, self.memory.block(session)), *self.instructions.sections(session), (TODOS, self.todos.block(session)),
-                (EDITOR, current.editor_context if current is not None else "")]
+                (EDITOR, current.editor_context if current is not None else ""), plan_mode.section(session)]
 
     def changed(self, session: AgentSession, turn_ended: bool) -> None:
         self.persistence.changed(session, turn_ended)
@@ -331,6 +363,9 @@ class ShiroService:
             short_term_memory=self.short_term_memory,
             checkpoints=self.checkpoints,
             before_turn=self.before_turn,
+            images=self.images,
+            rules=lambda sent: self.permission_rules.effective(sent, workspace.key),
+            save_rules=lambda s, rules, scope: self.permission_rules.save(s, workspace.key, rules, scope),
         )
         self.mcp.activate(workspace.root)  # a workspace's first session starts its MCP servers
         session = AgentSession(state, deps)
@@ -382,10 +417,15 @@ class ShiroService:
         session = self.session_for(args.sessionId, args.workspace)
         try:
             attached = read_attachments(session.deps.host, args.attachments)
-        except AttachmentError as exc:
+            # Checked by their first bytes now; decoded and downscaled in the turn (agent/images.py).
+            pictures = images.from_chat(args.images) + attached_images(session.deps.host, args.attachments)
+        except (AttachmentError, images.ImageError) as exc:
             raise Refused(str(exc)) from None
+        if len(pictures) > images.MAX_IMAGES:
+            raise Refused(f"{len(pictures)} images with one prompt; at most {images.MAX_IMAGES} are taken")
         return session, session.turns.submit(args.prompt, attachments=attached + list(extra_blocks or []),
-                                             editor_context=render_editor_context(args.context, session.root))
+                                             editor_context=render_editor_context(args.context, session.root),
+                                             images=pictures)
 
     def abort(self, args: SessionArgs) -> AbortResult:
         session = self.session_for(args.sessionId, args.workspace)

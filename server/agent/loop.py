@@ -25,7 +25,7 @@ from ..protocol import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from . import context_messages, context_window
+from . import context_messages, context_window, images, plan_mode
 from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
@@ -80,6 +80,9 @@ class TurnState:
     view: WireView = field(default_factory=WireView)
     prompt: str | None = None
     prompt_message: UserMessage | None = None  # where short-term memory depths are counted from
+    # The turn's `<short_term_memory>` section (a stale note, agent/short_term_memory.py), restated
+    # like the other context sections when pruning takes it out of view.
+    memory_context: list[tuple[str, str]] = field(default_factory=list)
 
     def emit(self, event: Event) -> None:
         self.session.deps.sink.event(event)
@@ -97,11 +100,15 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         if not session.messages and not session.title:
             session.title = prompt
         parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
-        state.prompt, state.prompt_message = prompt, UserMessage(content=parts)
+        pictures = await images.prompt_images(session, turn_id, state.notice)
+        state.prompt, state.prompt_message = prompt, UserMessage(content=parts, images=pictures)
         try:
             # What changed since the last turn goes before the prompt, so the prompt stays the
-            # newest message of the turn's first request (agent/context_messages.py).
-            await context_messages.append_changes(session, fresh=True)
+            # newest message of the turn's first request (agent/context_messages.py); this
+            # session's stale short-term memory too (never the instructions, which stay the same).
+            memory = context_messages.memory_section((await _turn_plan(state)).context, session.messages)
+            state.memory_context = [(tag, body) for tag, body in memory if body != context_messages.GONE]
+            await context_messages.append_changes(session, fresh=True, extra=memory)
         except Exception:  # noqa: BLE001 - the request's own check appends it after the prompt then
             log.exception("context before the prompt of turn %s", turn_id)
         session.messages.append(state.prompt_message)
@@ -174,11 +181,28 @@ async def _steps(state: TurnState) -> TurnOutcome:
             return TurnOutcome("completed", text=state.text, refused=state.refused)
 
 
+async def _turn_plan(state: TurnState) -> Plan:
+    """The turn's short-term memory plan, made before its prompt is appended (the feature keeps it
+    for the turn's requests): under the settings its requests will have, the compaction threshold
+    capped as `_fit_window` does with what is known before the first request."""
+    session = state.session
+    settings = session.deps.settings()
+    tools = session.deps.tools(session) if settings.supportsTools else []
+    window = context_window.window_for(settings.effective_base_url, settings.effective_model, settings.contextWindow)
+    threshold = context_window.capped_threshold(settings.compactThreshold, window, session.prefix_tokens)
+    if threshold != settings.compactThreshold:
+        settings = msgspec.structs.replace(settings, compactThreshold=threshold)
+    offered = plan_mode.offered(session, tools)
+    return await session.deps.short_term_memory.plan(session, state.turn_id, state.prompt, settings, bool(offered))
+
+
 async def _request(state: TurnState) -> ProviderRequest:
     session = state.session
     settings = session.deps.settings()
     tools = session.deps.tools(session) if settings.supportsTools else []
-    specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+    # Plan mode offers the read-only tools only; the instructions are built from the whole list,
+    # so a switch leaves them byte-identical (agent/plan_mode.py).
+    specs = [ToolSpec(t.name, t.description, t.parameters) for t in plan_mode.offered(session, tools)]
     instructions = build_instructions(session, settings, [t.name for t in tools])
     effort = settings.reasoningEffort
     if effort is not None or session.state.reasoning_effort is not msgspec.UNSET:
@@ -207,17 +231,17 @@ async def _request(state: TurnState) -> ProviderRequest:
         log.warning("short-term memory left out of this request: %s", exc)
         plan, reserve = Plan(), 0
     messages = await state.view.for_wire(session, settings, summarize, reserve=reserve)
-    if context_messages.restate(session, context, messages):
+    if context_messages.restate(session, [*context, *state.memory_context], messages):
         # Pruning took context out of the view: restated at the end, the view extends with it.
         messages = await state.view.for_wire(session, settings, summarize, reserve=reserve)
     try:
-        stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message, instructions)
+        stm = apply_short_term_memory(plan, session.messages, messages, state.prompt_message)
     except Exception as exc:  # noqa: BLE001 - never fails a turn
         log.warning("short-term memory left out of this request: %s", exc)
         return ProviderRequest(settings.effective_model, instructions, messages, specs, reasoning_effort=effort)
     return ProviderRequest(
-        settings.effective_model, stm.instructions, stm.messages, specs, stm.inserts,
-        stm.tool_free_instructions, stm.tool_free_inserts, stm.tool_free_messages, effort,
+        settings.effective_model, instructions, stm.messages, specs, stm.inserts,
+        tool_free_inserts=stm.tool_free_inserts, tool_free_messages=stm.tool_free_messages, reasoning_effort=effort,
     )
 
 
@@ -250,6 +274,7 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
     session = state.session
     while True:
         request = await _request(state)
+        await images.attach(session, request, state.notice)
         provider = session.deps.provider(session.deps.settings())
         received: list[str] = []
         refusal: list[str] = []  # kept apart: an interrupted refusal is still saved as one

@@ -22,8 +22,9 @@ from ..model.transcript import Message
 from ..protocol import NoticeEvent, QueuedEvent
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..config import PermissionSettings, Settings
     from .events import ApprovalRequest, EventSink
+    from ..state.image_store import ImageStore
     from .provider.base import Provider
     from .todos import Todo
     from .tools.base import Tool, ToolHost
@@ -55,10 +56,21 @@ class SessionDeps:
     checkpoints: TurnCheckpoints = field(default_factory=NoCheckpoints)
     # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
     before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
+    # Where the session's images are kept (state/image_store.py); None: images are refused.
+    images: "ImageStore | None" = None
+    # The permission rules calls are judged by, from the client's `permissions` setting: with the
+    # user's and the workspace's saved rules (features/permission_rules.py); "Always allow" for
+    # the workspace or the user writes its rules there (OSError/ValueError when it cannot).
+    rules: Callable[["PermissionSettings"], "PermissionSettings"] = lambda sent: sent
+    save_rules: Callable[["AgentSession", list[str], str], None] = lambda s, rules, scope: _no_rule_files()
 
 
 async def _no_notices() -> list[str]:
     return []
+
+
+def _no_rule_files() -> None:
+    raise OSError("this session keeps its rules in memory only")
 
 
 T = TypeVar("T")

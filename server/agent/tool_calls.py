@@ -14,7 +14,9 @@ from pathlib import Path
 from ..model.unified_diff import capped, diff_lines
 from ..model.visible_text import visible
 from ..protocol import DIFF_CAP, NoticeEvent, ToolResultEvent
-from .events import ApprovalRequest, Denied
+from .events import AlwaysIn, ApprovalRequest, Denied
+from . import plan_mode
+from .images import result_images
 from .permissions import decide, narrowest_rules, remember_for_session
 from .session import AgentSession
 from .status import emit_status
@@ -152,13 +154,17 @@ def _denial_text(tool: Tool, answer: object) -> str:
 
 async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart, turn_id: str) -> ToolResultPart:
     tool = tools.get(call.tool_name)
+    if tool is not None and plan_mode.mode_of(session) == "plan" and not tool.read_only:
+        tool = None  # `tools` is the plan set already; a switch since it was built is caught here
+    if tool is None and plan_mode.mode_of(session) == "plan":
+        return ToolResultPart(call.tool_call_id, call.tool_name, plan_mode.refusal(call.tool_name), True)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
     settings = session.deps.settings()
     # In a thread: parsing a long command (up to permissions.MAX_COMMAND_CHARS) takes up to ~0.5 s.
-    rule = await asyncio.to_thread(decide, settings.permissions, list(session.permission_rules), tool.name,
-                                   call.input, session.root)
+    rule = await asyncio.to_thread(decide, session.deps.rules(settings.permissions), list(session.permission_rules),
+                                   tool.name, call.input, session.root)
     if rule is not None and rule.kind == "deny":
         return ToolResultPart(call.tool_call_id, call.tool_name, denied_by_rule(rule.rule), True)
     guarded = guarded_write(tool, call, session.root)
@@ -201,17 +207,42 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             emit_status(session)
         if answer == "deny" or isinstance(answer, Denied):
             return ToolResultPart(call.tool_call_id, call.tool_name, _denial_text(tool, answer), True)
-        if answer == "always" and guarded is None:  # a guarded write is allowed this once only
-            session.always_allowed.add(key)
-            # and its narrowest rule (`npm test` -> `Bash(npm test:*)`), never a whole tool.
-            remember_for_session(session.permission_rules, narrowest_rules(tool.name, call.input))
+        if plan_mode.mode_of(session) == "plan" and not tool.read_only:
+            # Switched to plan mode while the question was open: the yes was for act mode.
+            return ToolResultPart(call.tool_call_id, call.tool_name, plan_mode.refusal(call.tool_name), True)
+        if (answer == "always" or isinstance(answer, AlwaysIn)) and guarded is None:  # a guarded write: this once only
+            # Its narrowest rule (`npm test` -> `Bash(npm test:*)`), never a whole tool; the exact
+            # call only when no rule can say it (a redirection, an unsandboxed command), so
+            # removing the rule (`/permissions`) asks again.
+            rules = narrowest_rules(tool.name, call.input)
+            if not rules or tool.approval == "unsandboxed-command":
+                session.always_allowed.add(key)
+            if isinstance(answer, AlwaysIn) and rules:
+                _keep_rules(session, turn_id, rules, answer.scope)
+            else:
+                remember_for_session(session.permission_rules, rules)
     session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)
     result = await run_tool(tool, session.deps.host, call.input)
     if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
         session.touched.add(session.root / call.input["path"])
     if result.notice:
         session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=result.notice))
-    return ToolResultPart(call.tool_call_id, call.tool_name, result.output, result.is_error)
+    pictures, refused = await result_images(session, result.image)
+    return ToolResultPart(call.tool_call_id, call.tool_name, result.output + refused, result.is_error, pictures)
+
+
+def _keep_rules(session: AgentSession, turn_id: str, rules: list[str], scope: str) -> None:
+    """"Always allow" for the workspace or the user: written to its file, or, when that fails,
+    kept for the session with a notice saying why (the user's yes still counts)."""
+    try:
+        session.deps.save_rules(session, rules, scope)
+    except (OSError, ValueError) as exc:
+        remember_for_session(session.permission_rules, rules)
+        session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=(
+            f"could not save {', '.join(rules)} for the {scope} ({exc}); kept for this session only")))
+        return
+    session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=(
+        f"allowed from now on ({scope}): {', '.join(rules)} · /permissions lists and removes rules")))
 
 
 def _emit_result(session: AgentSession, turn_id: str, result: ToolResultPart) -> None:
@@ -225,7 +256,7 @@ def _emit_result(session: AgentSession, turn_id: str, result: ToolResultPart) ->
 
 async def run_tool_step(session: AgentSession, turn_id: str) -> None:
     calls = pending_calls(session.messages)
-    tools = {t.name: t for t in session.deps.tools(session)}
+    tools = {t.name: t for t in plan_mode.offered(session, session.deps.tools(session))}
     results: list[ToolResultPart] = []
     try:
         for call in calls:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Coroutine
 
 
 from ..model.ids import new_uuid7
+from .images import RawImage
 from ..protocol import TurnStatus
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ class QueuedPrompt:
     started: bool = False  # its turn ran (else it was cleared from the queue)
     # What the editor showed as it was sent, rendered (agent/editor_context.py); "" when nothing.
     editor_context: str = ""
+    # Images sent with the prompt, checked by their first bytes, not yet decoded (agent/images.py).
+    images: "list[RawImage]" = field(default_factory=list)
 
 
 class TurnQueue:
@@ -78,10 +81,10 @@ class TurnQueue:
         return len(self._queue)
 
     def submit(self, prompt: str | None, turn_id: str | None = None, attachments: list[str] | None = None,
-               editor_context: str = "") -> QueuedPrompt:
+               editor_context: str = "", images: "list[RawImage] | None" = None) -> QueuedPrompt:
         """Queue a prompt; it runs when every earlier one has ended."""
         item = QueuedPrompt(prompt, turn_id or new_uuid7(), asyncio.get_running_loop().create_future(), list(attachments or []),
-                            editor_context=editor_context)
+                            editor_context=editor_context, images=list(images or []))
         busy = self.running or bool(self._queue)
         self._queue.append(item)
         self._submitted(item, len(self._queue) if busy else 0)

@@ -34,11 +34,23 @@ class ToolCallPart(msgspec.Struct, tag="tool-call", tag_field="type", omit_defau
     item_id: str | None = None
 
 
+class ImageRef(msgspec.Struct, omit_defaults=True, rename="camel", kw_only=True):
+    """An image of the conversation: its bytes are a file of the image store (state/image_store.py,
+    named by `name`), so the record stays small and a token estimate does not count base64."""
+
+    name: str  # the store's file name: the SHA-256 of the bytes and the format's extension
+    media_type: str
+    width: int
+    height: int
+    label: str = ""  # what the user attached ("screenshot.png", "pasted image"), for display
+
+
 class ToolResultPart(msgspec.Struct, tag="tool-result", tag_field="type", omit_defaults=True, rename="camel"):
     tool_call_id: str
     tool_name: str
     output: str
     is_error: bool = False
+    images: list[ImageRef] = []  # read_file of an image (agent/images.py), sent after the step's results
 
 
 AssistantPart = Union[TextPart, ReasoningPart, ToolCallPart]
@@ -50,6 +62,7 @@ class UserMessage(msgspec.Struct, tag="user", tag_field="role", omit_defaults=Tr
     # status, the task list, AGENTS.md, project memory), appended by the server, not typed by the
     # user. Clients do not show it as a prompt; it goes to the model as a user message.
     context: bool = False
+    images: list[ImageRef] = []  # sent with the prompt (agent/images.py)
 
 
 class AssistantMessage(msgspec.Struct, tag="assistant", tag_field="role"):

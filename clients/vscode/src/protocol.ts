@@ -128,6 +128,26 @@ export interface ShiroNekoProtocol {
       arguments: TurnDiffArgs;
       result: TurnDiffResult;
     };
+    'shiro.setMode': {
+      command: 'shiro.setMode';
+      arguments: SetModeArgs;
+      result: SetModeResult;
+    };
+    'shiro.permissions': {
+      command: 'shiro.permissions';
+      arguments: PermissionsArgs;
+      result: PermissionsResult;
+    };
+    'shiro.removePermission': {
+      command: 'shiro.removePermission';
+      arguments: RemovePermissionArgs;
+      result: RemovePermissionResult;
+    };
+    'shiro.commands': {
+      command: 'shiro.commands';
+      arguments: WorkspaceArgs;
+      result: CommandsResult;
+    };
     'shiro.ask': {
       command: 'shiro.ask';
       arguments: AskArgs;
@@ -157,6 +177,21 @@ export interface ShiroNekoProtocol {
       command: 'shiro.setCredentials';
       arguments: SetCredentialsArgs;
       result: SetCredentialsResult;
+    };
+    'shiro.renameSession': {
+      command: 'shiro.renameSession';
+      arguments: RenameSessionArgs;
+      result: RenameSessionResult;
+    };
+    'shiro.deleteSession': {
+      command: 'shiro.deleteSession';
+      arguments: SessionIdArgs;
+      result: DeleteSessionResult;
+    };
+    'shiro.exportSession': {
+      command: 'shiro.exportSession';
+      arguments: ExportSessionArgs;
+      result: ExportSessionResult;
     };
   };
   notifications: {
@@ -223,6 +258,7 @@ export interface ChatArgs {
 export interface ChatImage {
   mediaType: string;
   data: string;
+  name?: string | null;
 }
 /**
  * What the user sees in the editor as a prompt is sent (`ChatArgs.context`): it reaches the
@@ -320,6 +356,7 @@ export interface NewSessionResult {
  */
 export interface SessionsArgs {
   limit?: number;
+  query?: string | null;
   workspace?: string | null;
 }
 /**
@@ -342,6 +379,8 @@ export interface SessionSummary {
   updatedAt: string;
   messageCount: number;
   cwd: string;
+  shortId?: string;
+  snippet?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -374,6 +413,7 @@ export interface UserMessage {
   role: 'user';
   content: TextPart[];
   context?: boolean;
+  images?: ImageRef[];
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -384,6 +424,20 @@ export interface TextPart {
   text: string;
   itemId?: string | null;
   refusal?: boolean;
+}
+/**
+ * An image of the conversation: its bytes are a file of the image store (state/image_store.py,
+ * named by `name`), so the record stays small and a token estimate does not count base64.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ImageRef".
+ */
+export interface ImageRef {
+  name: string;
+  mediaType: string;
+  width: number;
+  height: number;
+  label?: string;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -432,6 +486,7 @@ export interface ToolResultPart {
   toolName: string;
   output: string;
   isError?: boolean;
+  images?: ImageRef[];
 }
 /**
  * `{"content", "status", "note"?}`.
@@ -627,6 +682,7 @@ export interface StatusPayload {
   effort?: string | null;
   cachedTokens?: number;
   contextWindow?: number | null;
+  mode?: 'act' | 'plan';
 }
 /**
  * `shiro/status.sandbox`: the `sandbox` setting and whether it holds (docs/protocol.md, "Workspace
@@ -797,6 +853,93 @@ export interface TurnDiffResult {
   truncated: boolean;
 }
 /**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetModeArgs".
+ */
+export interface SetModeArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+  mode: 'act' | 'plan';
+  approvals?: ('ask' | 'auto' | 'auto-edit') | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetModeResult".
+ */
+export interface SetModeResult {
+  mode: 'act' | 'plan';
+  approvals: string;
+}
+/**
+ * `shiro.permissions`: the rules the session's next call is judged by (sessionId: whose session rules).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "PermissionsArgs".
+ */
+export interface PermissionsArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "PermissionsResult".
+ */
+export interface PermissionsResult {
+  rules: PermissionRule[];
+  userFile?: string | null;
+  workspaceFile?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "PermissionRule".
+ */
+export interface PermissionRule {
+  rule: string;
+  decision: 'allow' | 'ask' | 'deny';
+  scope: 'project' | 'session' | 'user' | 'workspace';
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RemovePermissionArgs".
+ */
+export interface RemovePermissionArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+  rule: string;
+  scope: 'project' | 'session' | 'user' | 'workspace';
+  decision?: ('allow' | 'ask' | 'deny') | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RemovePermissionResult".
+ */
+export interface RemovePermissionResult {
+  removed: boolean;
+}
+/**
+ * `shiro.commands`: the built-in slash commands, then the skills and custom commands found
+ * (a project's only once the folder is trusted).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CommandsResult".
+ */
+export interface CommandsResult {
+  commands: CommandInfo[];
+}
+/**
+ * One row of `shiro.commands`: a slash command a client offers in its menu (docs/extending.md).
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "CommandInfo".
+ */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'command' | 'skill';
+  path?: string | null;
+  argumentHint?: string | null;
+}
+/**
  * `shiro.ask`, what a shiro code action runs: ask/edit open the client's chat (or instruction
  * input) with that context (`shiro/focusChat`); fix/explain start a turn at once.
  *
@@ -956,6 +1099,56 @@ export interface SetCredentialsResult {
   ok: boolean;
   model: string;
   baseUrl: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RenameSessionArgs".
+ */
+export interface RenameSessionArgs {
+  id: string;
+  title: string;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "RenameSessionResult".
+ */
+export interface RenameSessionResult {
+  id: string;
+  title: string;
+}
+/**
+ * A command about one saved session (`shiro.deleteSession`): full id or unique prefix.
+ *
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SessionIdArgs".
+ */
+export interface SessionIdArgs {
+  id: string;
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "DeleteSessionResult".
+ */
+export interface DeleteSessionResult {
+  deleted: boolean;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ExportSessionArgs".
+ */
+export interface ExportSessionArgs {
+  id: string;
+  format?: 'markdown';
+  workspace?: string | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "ExportSessionResult".
+ */
+export interface ExportSessionResult {
+  text: string;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -1127,6 +1320,7 @@ export interface ApprovePreview {
 export interface ApproveResult {
   decision: 'allow' | 'always' | 'deny';
   reason?: string | null;
+  scope?: ('session' | 'user' | 'workspace') | null;
 }
 /**
  * `shiro/diagnostics` (server -> client, clients declaring experimental.shiro.editor.diagnostics).

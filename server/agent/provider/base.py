@@ -32,7 +32,6 @@ class ProviderRequest:
     # Plain developer/system notes placed before the message at that index (short-term memory).
     inserts: list[tuple[int, str]] = field(default_factory=list)
     # What a retry without tools sends instead: notes that exist to get a tool called are left out.
-    tool_free_instructions: str | None = None
     tool_free_inserts: list[tuple[int, str]] | None = None
     # And the messages it sends instead: in `supersede` mode the dropped summary took the messages
     # it stands for off the wire, and they go back (server/agent/short_term_memory.py, `apply`).
@@ -40,12 +39,16 @@ class ProviderRequest:
     # The `reasoningEffort` setting: Responses `reasoning.effort`, Chat `reasoning_effort`; None
     # leaves it to the endpoint.
     reasoning_effort: str | None = None
+    # The images of `messages` as data URLs by ImageRef name (agent/images.py `load`); an image not
+    # here goes as a text line saying `images_withheld` (or that it is no longer stored).
+    images: dict[str, str] = field(default_factory=dict)
+    images_withheld: str = "no longer stored"
 
     def without_tools(self) -> "ProviderRequest":
-        instructions = self.instructions if self.tool_free_instructions is None else self.tool_free_instructions
         inserts = self.inserts if self.tool_free_inserts is None else self.tool_free_inserts
         messages = self.messages if self.tool_free_messages is None else self.tool_free_messages
-        return ProviderRequest(self.model, instructions, messages, [], inserts, reasoning_effort=self.reasoning_effort)
+        return ProviderRequest(self.model, self.instructions, messages, [], inserts, reasoning_effort=self.reasoning_effort,
+                               images=self.images, images_withheld=self.images_withheld)
 
 
 @dataclass

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncGenerator, AsyncIterator
 
+from ..images import RETURNED_IMAGES, described, placeholder
 from ...model.transcript import (
     AssistantMessage,
+    ImageRef,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -42,7 +44,11 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         if message is None:
             break
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": "\n\n".join(p.text for p in message.content)})
+            text = "\n\n".join(p.text for p in message.content)
+            if message.images:
+                out.append({"role": "user", "content": [{"type": "text", "text": text}, *_image_parts(message.images, request)]})
+            else:
+                out.append({"role": "user", "content": text})
         elif isinstance(message, AssistantMessage):
             # A refusal goes back as plain content: OpenAI-compatible servers that know no
             # `refusal` field still take it, and the model reads what it said.
@@ -68,7 +74,24 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         elif isinstance(message, ToolMessage):
             for result in message.content:
                 out.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": result.output})
+            # A tool message carries text only: the images a call returned (read_file) follow the
+            # step's results as a user message (agent/images.py).
+            returned = [ref for result in message.content for ref in result.images]
+            if returned:
+                out.append({"role": "user", "content": [{"type": "text", "text": RETURNED_IMAGES}, *_image_parts(returned, request)]})
     return out
+
+
+def _image_parts(refs: list[ImageRef], request: ProviderRequest) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for ref in refs:
+        url = request.images.get(ref.name)
+        if url is None:
+            parts.append({"type": "text", "text": placeholder(ref, request.images_withheld)})
+        else:
+            parts.append({"type": "text", "text": described(ref)})
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def request_body(request: ProviderRequest) -> dict[str, Any]:

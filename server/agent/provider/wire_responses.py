@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncGenerator, AsyncIterator, Iterable
 
+from ..images import RETURNED_IMAGES, described, placeholder
 from ...model.transcript import (
     AssistantMessage,
+    ImageRef,
     Message,
     ReasoningPart,
     TextPart,
@@ -69,7 +71,9 @@ def _assistant_items(message: AssistantMessage, store: bool) -> Iterable[dict[st
             }
 
 
-def input_items(messages: list[Message], inserts: list[tuple[int, str]], store: bool) -> list[dict[str, Any]]:
+def input_items(messages: list[Message], inserts: list[tuple[int, str]], store: bool,
+                images: dict[str, str] | None = None, withheld: str = "") -> list[dict[str, Any]]:
+    images = images or {}
     notes: dict[int, list[str]] = {}
     for index, text in inserts:
         notes.setdefault(index, []).append(text)
@@ -83,7 +87,8 @@ def input_items(messages: list[Message], inserts: list[tuple[int, str]], store: 
             items.append(
                 {
                     "role": "user",
-                    "content": [{"type": "input_text", "text": p.text} for p in message.content],
+                    "content": [{"type": "input_text", "text": p.text} for p in message.content]
+                    + _image_parts(message.images, images, withheld),
                 }
             )
         elif isinstance(message, AssistantMessage):
@@ -93,14 +98,32 @@ def input_items(messages: list[Message], inserts: list[tuple[int, str]], store: 
                 items.append(
                     {"type": "function_call_output", "call_id": result.tool_call_id, "output": result.output}
                 )
+            # The images a call returned (read_file) follow the step's outputs as a user message,
+            # as on the Chat wire: OpenAI-compatible servers differ on images inside an output.
+            returned = [ref for result in message.content for ref in result.images]
+            if returned:
+                items.append({"role": "user", "content": [{"type": "input_text", "text": RETURNED_IMAGES},
+                                                          *_image_parts(returned, images, withheld)]})
     return items
+
+
+def _image_parts(refs: list[ImageRef], images: dict[str, str], withheld: str) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for ref in refs:
+        url = images.get(ref.name)
+        if url is None:
+            parts.append({"type": "input_text", "text": placeholder(ref, withheld)})
+        else:
+            parts.append({"type": "input_text", "text": described(ref)})
+            parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+    return parts
 
 
 def request_body(request: ProviderRequest, store: bool) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": request.model,
         "instructions": request.instructions,
-        "input": input_items(request.messages, request.inserts, store),
+        "input": input_items(request.messages, request.inserts, store, request.images, request.images_withheld),
         "stream": True,
         "store": store,
         "include": ["reasoning.encrypted_content"],

@@ -13,6 +13,8 @@ from typing import Any, Awaitable, Callable, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
+from ..images import RawImage
+
 # "sandboxed-command": a command that runs inside an operating-system sandbox (see sandbox.py).
 # "unsandboxed-command": the settings ask for a sandbox that cannot be enforced here; always asked.
 ApprovalKind = Literal["edit", "command", "sandboxed-command", "unsandboxed-command"]
@@ -44,6 +46,8 @@ class ToolResult:
     # A line every client shows beside the result (a `notice` event): what the call changed that
     # outlives the session, e.g. a `remember` (issue 20: nothing the model writes there is silent).
     notice: str | None = None
+    # read_file of an image: sent to the model after the step's results (agent/images.py).
+    image: "RawImage | None" = None
 
 
 # What `run` receives: a core tool's arguments Struct, or an MCP tool's plain JSON object.
@@ -79,6 +83,10 @@ class Tool(Generic[A]):
     # True when this call needs no approval at all whatever the mode (web_fetch to a host in the
     # user's `webFetchAllowedDomains`).
     unasked: Callable[[dict[str, Any]], bool] | None = None
+    # True when a call changes no workspace file (reads, searches, the task list, memory, an MCP
+    # tool its server marks readOnlyHint, run_command as plan mode builds it): plan mode offers and
+    # runs only these (agent/plan_mode.py). A new tool is left out of plan mode until it says so.
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if self.arguments is not None:

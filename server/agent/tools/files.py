@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from .. import workspace_fs
+from ..images import IMAGE_SUFFIXES, MAX_INPUT_BYTES, ImageError, raw_image
 from ..workspace_fs import NotRegularFile
 from . import seen_files
 from .arguments import check_arguments
@@ -105,6 +106,23 @@ async def editor_or_disk_text(host: ToolHost, path: Path, shown: str) -> str:
     return await asyncio.to_thread(read_disk_text, host.root, path, shown)
 
 
+async def _read_image(host: ToolHost, path: Path, shown: str) -> ToolResult:
+    """An image file: checked by its first bytes here, sent to the model after the step's results."""
+    try:
+        # One byte past the cap at most: raw_image then says it is too large.
+        data = await asyncio.to_thread(workspace_fs.read_bytes, host.root, path, max_bytes=MAX_INPUT_BYTES)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: '{shown}'") from None
+    except (workspace_fs.OutsideWorkspace, NotRegularFile, IsADirectoryError) as exc:
+        raise ToolError(f"'{shown}' cannot be read: {exc}") from None
+    try:
+        image = raw_image(data, f"'{shown}'")
+    except ImageError as exc:
+        raise ToolError(str(exc)) from None
+    return ToolResult(f"'{shown}' is an image ({image.media_type}, {len(data):,} bytes): it follows as an image "
+                      "when the model takes images, else a line says it was not sent", image=image)
+
+
 def _number_line(number: int, line: str) -> str:
     if len(line) > MAX_LINE_CHARS:
         line = f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line):,} characters]"
@@ -117,6 +135,8 @@ async def _read_file(host: ToolHost, args: ReadFileArgs) -> ToolResult:
     output = command_output_file(args.path)
     path = output or resolve_workspace_path(host.root, args.path)
     shown = str(output) if output else workspace_relative(host.root, path)
+    if output is None and path.suffix.lower() in IMAGE_SUFFIXES:
+        return await _read_image(host, path, shown)
     text = await asyncio.to_thread(read_output_file, output) if output else await editor_or_disk_text(host, path, shown)
     if output is None:
         seen_files.remember(host, path, text)
@@ -331,6 +351,7 @@ READ_FILE = Tool(
     arguments=ReadFileArgs,
     run=_read_file,
     summary=lambda args: f"read {args.get('path', '')}",
+    read_only=True,
 )
 
 WRITE_FILE = Tool(
