@@ -28,7 +28,6 @@ _.encrypted_content  # server/model/transcript.py, set in server/agent/provider/
 
 # The spec beside the code it describes, which the tests hold that code to.
 LADDER_STEPS  # server/agent/prune.py: the pruning ladder's rungs (tests/unit/test_prune*.py)
-save_rule  # server/agent/permissions.py: "always allow" for the user or the workspace, which the clients will offer (tests/core/test_permission_rules.py)
 WAITING_KEYS  # server/project_settings.py: the keys an untrusted project waits for (tests/unit/test_project_trust.py)
 encode_messages  # server/model/transcript.py: the JSON the token estimate counts (tests/unit/test_estimate_tokens.py)
 is_safe  # server/model/visible_text.py: what visible() guarantees (tests/unit/test_safe_text.py)

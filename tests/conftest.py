@@ -36,6 +36,8 @@ def shiro_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (a server started as a subprocess gets its environment from `server_env` instead)."""
     path = tmp_path / "home"
     monkeypatch.setenv("SHIRO_NEKO_HOME", str(path))
+    # The user settings file of this test (the server reads its `permissions`), never the machine user's.
+    monkeypatch.setenv("SHIRO_NEKO_CONFIG", str(tmp_path / "user-settings.json"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     for name in ("OPENAI_BASE_URL", "SHIRO_MODEL"):
         monkeypatch.delenv(name, raising=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..protocol import ApprovalAnswer, Event, StatusPayload, TodosNotification
 
@@ -41,8 +41,16 @@ class Denied:
     reason: str
 
 
-# What a sink's `approve` answers: a plain answer, or a deny that says why.
-Approval = ApprovalAnswer | Denied
+@dataclass(frozen=True)
+class AlwaysIn:
+    """An "Always allow" whose rule is kept for the workspace or the user (`ApproveResult.scope`),
+    not only for the session (a plain "always")."""
+
+    scope: Literal["workspace", "user"]
+
+
+# What a sink's `approve` answers: a plain answer, a deny that says why, or an "always" kept beyond the session.
+Approval = ApprovalAnswer | Denied | AlwaysIn
 
 
 class EventSink(Protocol):

@@ -15,7 +15,6 @@ the parser cannot read match no allow rule, so they are asked about.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -26,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..config import PermissionSettings
-from ..state.atomic import SMALL_MAX_BYTES, read_state_file, write_atomic
 from .tools.web_fetch import host_allowed
 
 if TYPE_CHECKING:
@@ -392,24 +390,3 @@ def remember_for_session(rules: list[str], new: list[str]) -> None:
         if rule not in rules:
             rules.append(rule)
     del rules[: max(0, len(rules) - MAX_SESSION_RULES)]
-
-
-def save_rule(settings_file: Path, rule: str, kind: Kind = "allow") -> None:
-    """Write `rule` into a settings file's `permissions.<kind>` (the user's settings.json or a
-    workspace's .shiro-neko/settings.json), keeping every other key; atomically, so a crash leaves
-    the old file or the new one. A file that is not a JSON object raises ValueError, untouched."""
-    if parse_rule(rule) is None:
-        raise ValueError(f"not a permission rule: {rule!r} (e.g. Bash(npm test:*))")
-    read = read_state_file(settings_file, SMALL_MAX_BYTES)
-    text = read[0].decode("utf-8") if read is not None else ""
-    data: Any = json.loads(text) if text.strip() else {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{settings_file} holds no settings object; fix or remove it, then try again")
-    section = data.get("permissions")
-    if section is None:
-        section = data["permissions"] = {}
-    if not isinstance(section, dict) or not isinstance(section.setdefault(kind, []), list):
-        raise ValueError(f"{settings_file}: permissions.{kind} is not a list of rules; fix it, then try again")
-    if rule not in section[kind]:
-        section[kind].append(rule)
-    write_atomic(settings_file, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), private=False)

@@ -16,7 +16,7 @@ import msgspec
 from lsprotocol import types
 
 from .. import protocol as wire
-from ..agent.events import REASON_MAX, Approval, ApprovalRequest, Denied
+from ..agent.events import REASON_MAX, AlwaysIn, Approval, ApprovalRequest, Denied
 from .pygls_overrides import forget_request
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,8 @@ def decision_of(answer: Any) -> Approval:
     reason = (result.reason or "").strip()
     if result.decision == "deny" and reason:
         return Denied(reason[:REASON_MAX])
+    if result.decision == "always" and result.scope in ("workspace", "user"):
+        return AlwaysIn(result.scope)
     return result.decision
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from shiro_neko.agent.permissions import narrowest_rules, save_rule
+from shiro_neko.agent.permissions import narrowest_rules
+from shiro_neko.state.permission_store import UserRuleFile
 from shiro_neko.user_settings import load_user_settings
 from tests.fake_provider import Call, Reply
 from tests.support.service import service_harness
@@ -97,7 +98,7 @@ async def test_path_rules_for_edit_and_read(shiro_home: Path, fake: Any, workspa
 async def test_project_rules_wait_for_trust(shiro_home: Path, fake: Any, workspace: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHIRO_NEKO_CONFIG", str(shiro_home.parent / "user-settings.json"))
-    save_rule(shiro_home.parent / "user-settings.json", "Bash(rm:*)", "deny")
+    UserRuleFile(shiro_home.parent / "user-settings.json").add("deny", ["Bash(rm:*)"])
     (workspace / ".shiro-neko").mkdir()
     (workspace / ".shiro-neko/settings.json").write_text(json.dumps(
         {"model": "m", "permissions": {"allow": ["Bash(echo:*)", "Bash(rm:*)"], "deny": ["Bash(curl:*)"]}}))
@@ -143,11 +144,11 @@ async def test_always_allow_adds_a_prefix_rule(shiro_home: Path, fake: Any, work
     settings_file = shiro_home.parent / "settings.json"
     settings_file.write_text(json.dumps({"model": "m", "permissions": {"deny": ["Bash(rm:*)"]}}))
     [rule] = narrowest_rules("run_command", {"command": "npm test"})
-    save_rule(settings_file, rule)
-    save_rule(settings_file, rule)  # once only
+    UserRuleFile(settings_file).add("allow", [rule])
+    UserRuleFile(settings_file).add("allow", [rule])  # once only
     assert json.loads(settings_file.read_text()) == {
         "model": "m", "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(npm test:*)"]}}
     settings_file.write_text("[1]")
     with pytest.raises(ValueError, match="no settings object"):
-        save_rule(settings_file, rule)
+        UserRuleFile(settings_file).add("allow", [rule])
     assert settings_file.read_text() == "[1]"
