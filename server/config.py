@@ -70,12 +70,6 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # allow/ask/deny rules (agent/permissions.py); a project's wait for trust (project_settings.py).
     permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
     maxSteps: int = 50
-    # The most a turn may spend, in US dollars: the turn stops with a notice before a request whose
-    # estimated cost would pass it (agent/cost_limit.py). null: no limit.
-    maxCostUsd: Annotated[float, msgspec.Meta(ge=0)] | None = None
-    # A turn that ran longer than this many seconds tells the user when it ends, if they look
-    # elsewhere (clients: VS Code notification, terminal bell / OSC 9, Neovim vim.notify).
-    notifyAfterSeconds: Annotated[float, msgspec.Meta(ge=0)] = 30
     # Whether requests may carry images; null: from the model id (agent/images.py `accepts_images`).
     imageInput: bool | None = None
     # Provider requests one `task` subagent may make before it must report (agent/subagent.py).

@@ -56,11 +56,6 @@ class SessionDeps:
     checkpoints: TurnCheckpoints = field(default_factory=NoCheckpoints)
     # Awaited as a turn starts (MCP servers still starting, restarts); returns notices to show.
     before_turn: Callable[["AgentSession"], Awaitable[list[str]]] = lambda s: _no_notices()
-    # The permission rules calls are judged by, from the client's `permissions` setting: with the
-    # user's and the workspace's saved rules (features/permission_rules.py); "Always allow" for
-    # the workspace or the user writes its rules there (OSError/ValueError when it cannot).
-    rules: Callable[["PermissionSettings"], "PermissionSettings"] = lambda sent: sent
-    save_rules: Callable[["AgentSession", list[str], str], None] = lambda s, rules, scope: _no_rule_files()
     # Where the session's images are kept (state/image_store.py); None: images are refused.
     images: "ImageStore | None" = None
     # The permission rules calls are judged by, from the client's `permissions` setting: with the
