@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..model.transcript import estimate_tokens
 from ..protocol import StatusPayload
 from .context_level import context_level
+from .plan_mode import mode_of
 from .tools.sandbox import sandbox_status
 from .context_window import capped_threshold, window_for
 from .usage import cached_total, side_status
@@ -41,6 +42,7 @@ def status_payload(session: "AgentSession") -> StatusPayload:
         effort=settings.reasoningEffort,
         cachedTokens=cached_total(session),
         contextWindow=window,
+        mode=mode_of(session),
     )
 
 

@@ -80,6 +80,9 @@ def register_all(server: "ShiroServer") -> None:
     stm.register(server)
     mcp.register(server)
     checkpoints.register(server)
+    from . import mode
+
+    mode.register(server)
     from . import permissions
 
     permissions.register(server)

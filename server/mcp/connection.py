@@ -46,6 +46,8 @@ class McpTool:
     name: str  # as the server calls it
     description: str
     input_schema: dict[str, Any]
+    # The server's `readOnlyHint` annotation: plan mode offers only these (agent/plan_mode.py).
+    read_only: bool = False
 
 
 def schema_problem(schema: Any) -> str | None:
@@ -333,7 +335,9 @@ class McpConnection:
         for tool in tools:
             problem = schema_problem(tool.input_schema)
             if problem is None:
-                usable.append(McpTool(tool.name, tool.description or "", dict(tool.input_schema)))
+                hints = tool.annotations
+                usable.append(McpTool(tool.name, tool.description or "", dict(tool.input_schema),
+                                      read_only=hints is not None and hints.read_only_hint is True))
             else:
                 skipped.append((tool.name, problem))
         self.tools, self.skipped = usable, skipped

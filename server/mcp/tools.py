@@ -48,6 +48,7 @@ def _as_tool(conn: "McpConnection", tool: "McpTool", name: str) -> Tool:
         # Under `ask` and `auto-edit` an MCP call asks first, unless the server's alwaysAllow lists it.
         approval=None if tool.name in conn.spec.alwaysAllow else "command",
         summary=summary,
+        read_only=tool.read_only,
     )
 
 

@@ -62,3 +62,6 @@ class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     # so older records keep their bytes.
     cached_tokens: int | msgspec.UnsetType = msgspec.UNSET
     reasoning_effort: str | None | msgspec.UnsetType = msgspec.UNSET
+    # "plan" or "act" once the session's mode was switched (agent/plan_mode.py): a resumed session
+    # goes on in it. Left out until then, so older records keep their bytes.
+    mode: str | msgspec.UnsetType = msgspec.UNSET

@@ -128,6 +128,11 @@ export interface ShiroNekoProtocol {
       arguments: TurnDiffArgs;
       result: TurnDiffResult;
     };
+    'shiro.setMode': {
+      command: 'shiro.setMode';
+      arguments: SetModeArgs;
+      result: SetModeResult;
+    };
     'shiro.permissions': {
       command: 'shiro.permissions';
       arguments: PermissionsArgs;
@@ -137,11 +142,6 @@ export interface ShiroNekoProtocol {
       command: 'shiro.removePermission';
       arguments: RemovePermissionArgs;
       result: RemovePermissionResult;
-    };
-    'shiro.setMode': {
-      command: 'shiro.setMode';
-      arguments: SetModeArgs;
-      result: SetModeResult;
     };
     'shiro.commands': {
       command: 'shiro.commands';
@@ -853,6 +853,24 @@ export interface TurnDiffResult {
   truncated: boolean;
 }
 /**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetModeArgs".
+ */
+export interface SetModeArgs {
+  sessionId?: string | null;
+  workspace?: string | null;
+  mode: 'act' | 'plan';
+  approvals?: ('ask' | 'auto' | 'auto-edit') | null;
+}
+/**
+ * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
+ * via the `definition` "SetModeResult".
+ */
+export interface SetModeResult {
+  mode: 'act' | 'plan';
+  approvals: string;
+}
+/**
  * `shiro.permissions`: the rules the session's next call is judged by (sessionId: whose session rules).
  *
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
@@ -897,24 +915,6 @@ export interface RemovePermissionArgs {
  */
 export interface RemovePermissionResult {
   removed: boolean;
-}
-/**
- * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
- * via the `definition` "SetModeArgs".
- */
-export interface SetModeArgs {
-  sessionId?: string | null;
-  workspace?: string | null;
-  mode: 'act' | 'plan';
-  approvals?: ('ask' | 'auto' | 'auto-edit') | null;
-}
-/**
- * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
- * via the `definition` "SetModeResult".
- */
-export interface SetModeResult {
-  mode: 'act' | 'plan';
-  approvals: string;
 }
 /**
  * `shiro.commands`: the built-in slash commands, then the skills and custom commands found

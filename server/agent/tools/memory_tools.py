@@ -111,6 +111,7 @@ def memory_tools(get_memory: Callable[[], ProjectMemory], session_id: str | None
             arguments=RememberNote,
             run=remember,
             summary=lambda args: f"({args.get('kind', '?')}) {str(args.get('text', ''))[:80]}",
+            read_only=True,  # project memory in the state home, never a workspace file
         ),
         Tool(
             name="recall",
@@ -118,6 +119,7 @@ def memory_tools(get_memory: Callable[[], ProjectMemory], session_id: str | None
             arguments=RecallTerms,
             run=recall,
             summary=lambda args: str(args.get("terms", "")),
+            read_only=True,  # project memory in the state home, never a workspace file
         ),
         Tool(
             name="forget",
@@ -125,6 +127,7 @@ def memory_tools(get_memory: Callable[[], ProjectMemory], session_id: str | None
             arguments=ForgetText,
             run=forget,
             summary=lambda args: str(args.get("text", "")),
+            read_only=True,  # project memory in the state home, never a workspace file
         ),
     ]
 

@@ -310,6 +310,7 @@ LIST_FILES = Tool(
     arguments=ListFilesArgs,
     run=_list_files,
     summary=lambda args: f"list {args.get('pattern') or '**/*'} in {args.get('path') or '.'}",
+    read_only=True,
 )
 
 GREP = Tool(
@@ -326,4 +327,5 @@ GREP = Tool(
     arguments=GrepArgs,
     run=_grep,
     summary=lambda args: f"grep {args.get('pattern', '')!r}",
+    read_only=True,
 )

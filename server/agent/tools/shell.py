@@ -432,12 +432,14 @@ def background_tools(background: BackgroundCommands) -> list[Tool]:
             description="The new output (since the last read) of a command started with run_command background: true, and whether it still runs.",
             arguments=HandleArgs,
             run=output,
+            read_only=True,
         ),
         Tool(
             name="command_stop",
             description="Stop a command started with run_command background: true (its whole process group) and return its last output.",
             arguments=HandleArgs,
             run=stop,
+            read_only=True,  # stops what an earlier call started; writes nothing
         ),
     ]
 

@@ -55,4 +55,5 @@ def short_term_memory_tool(write: Write) -> Tool:
             return ", ".join(args["categories"])
         return str(args.get("summary", ""))[:80]
 
-    return Tool(name=TOOL_NAME, description=DESCRIPTION, arguments=ShortTermMemoryArgs, run=run, summary=summarize)
+    return Tool(name=TOOL_NAME, description=DESCRIPTION, arguments=ShortTermMemoryArgs, run=run, summary=summarize,
+                read_only=True)

@@ -68,4 +68,5 @@ def todo_tool(on_change: Callable[[list[Todo]], None]) -> Tool:
         arguments=TodoWriteArgs,
         run=todo_write,
         summary=lambda args: f"{len(args['todos'])} tasks" if isinstance(args.get("todos"), list) else "",
+        read_only=True,  # the session's task list, no file: plan mode's plan is written with it
     )

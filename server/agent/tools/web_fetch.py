@@ -261,4 +261,5 @@ def web_fetch_tool(domains: tuple[str, ...], *, resolve: Resolver = system_resol
         summary=lambda args: f"fetch {args.get('url', '')}",
         always_ask=lambda args: None if unasked(args) else "a host not in webFetchAllowedDomains",
         unasked=unasked,
+        read_only=True,  # a GET; nothing on this machine changes
     )
