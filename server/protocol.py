@@ -326,25 +326,6 @@ class SetModeResult(msgspec.Struct):
     approvals: str  # the approvals the session runs under now
 
 
-# --- plan mode (docs/protocol.md, "Plan mode") ---
-
-# "plan": the tools that change anything are neither offered nor run; commands run only in the
-# read-only sandbox or after the user's yes for that call. "act": the normal mode.
-Mode = Literal["plan", "act"]
-
-
-class SetModeArgs(SessionArgs, kw_only=True):
-    mode: Mode
-    # With "act" ("Start" on a plan): the session's approvals from now on ("ask" | "auto-edit" |
-    # "auto"), as ACP's session modes set them; absent: unchanged.
-    approvals: Literal["ask", "auto-edit", "auto"] | None = None
-
-
-class SetModeResult(msgspec.Struct):
-    mode: Mode
-    approvals: str  # the approvals the session runs under now
-
-
 # --- command results and notification payloads ------------------------------------------------
 
 
@@ -900,7 +881,6 @@ MCP = _command("shiro.mcp", WorkspaceArgs, McpResult)
 CHECKPOINTS = _command("shiro.checkpoints", SessionArgs, CheckpointsResult)
 REWIND = _command("shiro.rewind", RewindArgs, RewindResult)
 TURN_DIFF = _command("shiro.turnDiff", TurnDiffArgs, TurnDiffResult)
-SET_MODE = _command("shiro.setMode", SetModeArgs, SetModeResult)
 SET_MODE = _command("shiro.setMode", SetModeArgs, SetModeResult)
 PERMISSIONS = _command("shiro.permissions", PermissionsArgs, PermissionsResult)
 REMOVE_PERMISSION = _command("shiro.removePermission", RemovePermissionArgs, RemovePermissionResult)

@@ -24,7 +24,6 @@ from .agent.events import EventSink
 from .agent.provider.openai_provider import EndpointConfig, OpenAIProvider, preload_sdk
 from .agent.loop import run_turn
 from .agent import plan_mode
-from .agent import plan_mode
 from .agent.model_family import model_family
 from .agent.session import AgentSession, SessionDeps
 from .agent.status import emit_status, status_payload
@@ -212,16 +211,6 @@ class ShiroService:
             emit_status(session)
         settings = self.settings_for(session.id)
         return SetModelResult(model=settings.effective_model, effort=settings.reasoningEffort)
-
-    def set_mode(self, session: AgentSession, mode: plan_mode.Mode, approvals: Approvals | None) -> SetModeResult:
-        """`shiro.setMode` (and ACP's session modes): plan or act, and with act the approvals the
-        session runs under from now on. Effective from the session's next request or call."""
-        changed = plan_mode.set_mode(session, mode)
-        if approvals is not None:
-            self.approval_modes[session.id] = approvals
-        if changed or approvals is not None:
-            emit_status(session)
-        return SetModeResult(mode=plan_mode.mode_of(session), approvals=self.settings_for(session.id).approvals)
 
     def set_mode(self, session: AgentSession, mode: plan_mode.Mode, approvals: Approvals | None) -> SetModeResult:
         """`shiro.setMode` (and ACP's session modes): plan or act, and with act the approvals the

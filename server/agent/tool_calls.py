@@ -17,7 +17,6 @@ from ..protocol import DIFF_CAP, NoticeEvent, ToolResultEvent
 from .events import AlwaysIn, ApprovalRequest, Denied
 from . import plan_mode
 from .images import result_images
-from . import plan_mode
 from .permissions import decide, narrowest_rules, remember_for_session
 from .session import AgentSession
 from .status import emit_status
@@ -208,9 +207,6 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             emit_status(session)
         if answer == "deny" or isinstance(answer, Denied):
             return ToolResultPart(call.tool_call_id, call.tool_name, _denial_text(tool, answer), True)
-        if plan_mode.mode_of(session) == "plan" and not tool.read_only:
-            # Switched to plan mode while the question was open: the yes was for act mode.
-            return ToolResultPart(call.tool_call_id, call.tool_name, plan_mode.refusal(call.tool_name), True)
         if plan_mode.mode_of(session) == "plan" and not tool.read_only:
             # Switched to plan mode while the question was open: the yes was for act mode.
             return ToolResultPart(call.tool_call_id, call.tool_name, plan_mode.refusal(call.tool_name), True)

@@ -87,10 +87,6 @@ class Tool(Generic[A]):
     # tool its server marks readOnlyHint, run_command as plan mode builds it): plan mode offers and
     # runs only these (agent/plan_mode.py). A new tool is left out of plan mode until it says so.
     read_only: bool = False
-    # True when a call changes no workspace file (reads, searches, the task list, memory, an MCP
-    # tool its server marks readOnlyHint, run_command as plan mode builds it): plan mode offers and
-    # runs only these (agent/plan_mode.py). A new tool is left out of plan mode until it says so.
-    read_only: bool = False
 
     def __post_init__(self) -> None:
         if self.arguments is not None:
