@@ -229,6 +229,7 @@ export class Controller implements vscode.Disposable {
       rewind: () => this.pickRewind(),
       cost: () => this.showCost(),
       effort: () => this.effort(arg.trim()),
+      model: async () => void (await vscode.commands.executeCommand('shiroNeko.pickModel', arg)),
       help: () => this.showHelp(),
     };
     const run = commands[name];
@@ -452,6 +453,9 @@ export class Controller implements vscode.Disposable {
     const items: (vscode.QuickPickItem & { run?: () => Promise<void> })[] = [
       ...info.lines.map((l) => ({ label: l.label, detail: l.detail })),
       { label: '', kind: vscode.QuickPickItemKind.Separator },
+      { label: `$(hubot) Model: ${this.status.model}${this.status.effort ? `, effort ${this.status.effort}` : ''}`,
+        detail: 'Pick another model (/model), or set up the endpoint and key',
+        run: async () => void (await vscode.commands.executeCommand('shiroNeko.pickModel')) },
       { label: '$(fold) Compact now…', detail: 'Summarise the conversation to free context (asks first)', run: () => this.confirmCompact() },
       { label: '$(settings-gear) Change the threshold', detail: 'The shiro.compactThreshold setting',
         run: async () => void (await vscode.commands.executeCommand('workbench.action.openSettings', 'shiro.compactThreshold')) },

@@ -7,6 +7,7 @@ import { activeFolder, AgentClient } from './agentClient';
 import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
+import { ModelSetup } from './modelSetup';
 import { isShown, SessionFeeds } from './sessionFeeds';
 import { SessionStore } from './store';
 import { StatusGauge } from './statusBar';
@@ -28,6 +29,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const view = new ChatView(context.extensionUri, store, (msg, v) => controller.onPanel(msg, v));
   controller.view = view;
   context.subscriptions.push(client, approvals, todos, gauge, controller, view);
+  // "Set up model" and /model (issue 39): the key from SecretStorage to the server at each start.
+  const models = new ModelSetup(context.secrets, client, () => (store.sessionId ? { sessionId: store.sessionId } : {}),
+    (text, kind) => store.addNotice(text, kind));
+  context.subscriptions.push(models);
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }),
   );
@@ -94,6 +99,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (await client!.restart()) await controller.resumeOnOpen();
     },
     'shiroNeko.showLog': () => client!.output.show(),
+    'shiroNeko.setUpModel': () => models.setUp(),
+    'shiroNeko.pickModel': (arg) => models.model(typeof arg === 'string' ? arg : ''),
   };
   for (const [id, fn] of Object.entries(commands)) context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 

@@ -139,6 +139,7 @@ const actions: RowActions = {
   approve: (toolCallId, decision, reason) => post({ t: 'approve', toolCallId, decision, ...(reason ? { reason } : {}) }),
   openTurnDiff: (turnId, path) => void request({ m: 'turnDiff', p: { turnId, path } }).catch((err: Error) => announce(`No diff: ${err.message}`)),
   undoFiles: (turnId, paths) => post({ t: 'undoFiles', turnId, paths }),
+  setUpModel: () => post({ t: 'slash', name: 'model', arg: 'setup' }),
   openDiff: (toolCallId) => void request({ m: 'openDiff', p: { toolCallId } }),
   copy: (text) => void navigator.clipboard?.writeText(text).catch(() => undefined),
   expanded: (id) => expanded.has(id),

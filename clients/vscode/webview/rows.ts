@@ -24,6 +24,8 @@ export interface RowActions {
   openTurnDiff?(turnId: string, path: string): void;
   /** "Undo" (one file) and "Undo all" in a turn's "N files changed". */
   undoFiles?(turnId: string, paths: string[]): void;
+  /** The "Set up model" button of a missing or refused key's error row (issue 39). */
+  setUpModel?(): void;
 }
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -324,6 +326,11 @@ export function renderRow(entry: RowEntry, actions: RowActions, deadline = Infin
     case 'error': {
       el.setAttribute('role', row.kind === 'error' ? 'alert' : 'note');
       el.replaceChildren(icon(row.kind === 'error' ? 'error' : 'info'), h('span', 'notice-text', row.text));
+      // The server's words for a missing or refused key (protocol.SET_UP_MODEL) become a button.
+      if (row.text.includes('Set up model') && actions.setUpModel) {
+        const setUp = actions.setUpModel;
+        el.appendChild(button('Set up model', 'set-up-model', () => setUp(), 'key'));
+      }
       return true;
     }
   }

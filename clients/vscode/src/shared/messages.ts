@@ -154,6 +154,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'rewind', hint: '', description: 'Go back to before a message: pick one, then files and/or conversation' },
   { name: 'cost', hint: '', description: 'Show the tokens and the cost of this session' },
   { name: 'effort', hint: '[minimal|low|medium|high|default]', description: 'Show or set the reasoning effort' },
+  { name: 'model', hint: '[name|setup]', description: 'Pick the model (or set up the endpoint and key)' },
   { name: 'help', hint: '', description: 'List the commands and keys of this panel' },
 ];
 
