@@ -350,7 +350,7 @@ class NewSessionResult(msgspec.Struct):
     sessionId: str
 
 
-class SessionSummary(msgspec.Struct, rename="camel", kw_only=True):
+class SessionSummary(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
     """One row of `shiro.sessions`."""
 
     id: str

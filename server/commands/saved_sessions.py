@@ -17,7 +17,10 @@ def register(server: "ShiroServer") -> None:
 
     @command(server, wire.SESSIONS, SessionsArgs)
     async def sessions(ls: "ShiroServer", args: SessionsArgs) -> SessionsResult:
-        return await service.persistence.list_saved(service.workspaces.pick(args.workspace), args.limit)
+        workspace = service.workspaces.pick(args.workspace)
+        if args.query is not None and args.query.strip():
+            return await service.session_admin.search(workspace, args.query, args.limit)
+        return await service.persistence.list_saved(workspace, args.limit)
 
     @command(server, wire.RESUME, ResumeArgs)
     async def resume(ls: "ShiroServer", args: ResumeArgs) -> ResumeResult:

@@ -111,6 +111,12 @@ class CheckpointFeature:
         if store is None:
             store = self._stores[root] = CheckpointStore(shiro_home(), workspace_key(root), root)
         return store
+    @staticmethod
+    def forget_session(key: str, root: Path, session_id: str) -> bool:
+        """Delete the ref that holds a session's checkpoints in workspace `key`'s store
+        (shiro.deleteSession); `root`: any existing folder for git to run in. Blocking (git)."""
+        return CheckpointStore(shiro_home(), key, root).drop_ref(_session_ref(session_id))
+
 
     # -- the turn's hooks ------------------------------------------------------------------------
     def turn_started(self, session: AgentSession, turn_id: str, prompt: str | None) -> None:

@@ -176,6 +176,18 @@ class SessionsFeature:
             registry.close(session.id)
             self._writer.submit(self._release_lease, session.id)  # after any write still queued
 
+    async def let_go(self, session: AgentSession) -> None:
+        """Drop an idle session from memory now and give its lease back (it is about to be
+        deleted): its pending autosave is cancelled, a save in flight lands first."""
+        state = self._states.pop(session.id, None)
+        if state is not None:
+            self._stop_timer(state)
+            async with state.lock:
+                pass
+        self.registry.pinned.discard(session.id)
+        self.registry.close(session.id)
+        await asyncio.get_running_loop().run_in_executor(self._writer, self._release_lease, session.id)
+
     def _release_lease(self, session_id: str) -> None:
         try:
             if self.store.holds(session_id):

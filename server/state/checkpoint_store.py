@@ -439,6 +439,21 @@ class CheckpointStore:
         except StoreError:
             return ""
 
+    def drop_ref(self, ref: str) -> bool:
+        """Delete `ref` (a deleted session's checkpoints, features/session_admin.py); False when
+        the store or the ref does not exist. Its commits become unreachable and are not pruned
+        here: a rewind's undo blob is held by no ref either, so a prune would take those too."""
+        if not (self.git_dir / "HEAD").exists():
+            return False
+        with self.locked():
+            if not self.resolve(ref):
+                return False
+            self.git("update-ref", "-d", ref)
+            state = self._load_state()
+            if state.heads.pop(ref, None) is not None:
+                self._write_state(state)
+            return True
+
     def has(self, commit: str) -> bool:
         return bool(commit) and bool(self.resolve(commit))
 

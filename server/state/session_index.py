@@ -68,12 +68,13 @@ from .session_record import (
 )
 from .home_modes import make_private_dirs
 from .sqlite_store import DatabaseCorrupt, NewerSchema, SqliteFile, is_corruption
-from .sqlite_wait import retry_busy
+from .sqlite_wait import retry_busy, user_version
+from . import session_search
 
 log = logging.getLogger("shiro_neko.state")
 
 FILE_NAME = "sessions.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the full-text search tables (state/session_search.py)
 BUSY_TIMEOUT_S = 30.0
 Stamp = tuple[int, int]  # (size, mtime_ns): what tells a file changed without reading it
 T = TypeVar("T")
@@ -102,8 +103,8 @@ CREATE TABLE IF NOT EXISTS sync (
     one           INTEGER PRIMARY KEY CHECK (one = 0),
     dir_mtime_ns  INTEGER NOT NULL
 );
-"""
-_TABLES = {"sessions": _COLUMNS, "sync": ("one", "dir_mtime_ns")}
+""" + session_search.SCHEMA
+_TABLES = {"sessions": _COLUMNS, "sync": ("one", "dir_mtime_ns"), **session_search.TABLES}
 _UNWRITABLE_CODES = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN
 # The JSON index of earlier versions, imported once (docs/state-files.md, "Earlier layouts").
 _OLD_FILES = ("manifest.json", "state.json", "lock")
@@ -211,21 +212,27 @@ class IndexTxn:
         ).fetchone()
         return _row_entry(row) if row else None
 
-    def put(self, session_id: str, key: str, entry: IndexEntry) -> None:
+    def put(self, session_id: str, key: str, entry: IndexEntry, record: SessionRecord | None = None) -> None:
+        """The listing row, and with `record` its text for search in the same transaction (rows
+        imported without one are filled by `SessionIndex.fill_search`)."""
         self.conn.execute(
             f"INSERT OR REPLACE INTO sessions ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
             (session_id, key, entry.title, entry.created_at, entry.updated_at, entry.updated_ts,
              entry.message_count, entry.cwd, entry.size, entry.mtime_ns, None),
         )
+        if record is not None:
+            session_search.update(self.conn, session_id, entry.title, session_search.message_texts(record.messages))
 
     def mark_corrupt(self, session_id: str, note: CorruptNote) -> None:
         self.conn.execute(
             "INSERT OR REPLACE INTO sessions (id, workspace_key, size, mtime_ns, corrupt) VALUES (?, NULL, ?, ?, ?)",
             (session_id, note.size, note.mtime_ns, note.reason),
         )
+        session_search.drop(self.conn, session_id)
 
     def drop(self, session_id: str) -> None:
         self.conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        session_search.drop(self.conn, session_id)
 
     def known(self) -> dict[str, Stamp]:
         return {sid: (int(size), int(mtime)) for sid, size, mtime in self.conn.execute("SELECT id, size, mtime_ns FROM sessions")}
@@ -335,7 +342,15 @@ class SessionIndex:
         earlier JSON index, in the same transaction. A newer schema is rebuilt like bad bytes:
         an index loses nothing by it."""
         with_old = any(os.path.exists(self.dir / name) for name in _OLD_FILES) and not self.exists()
-        fill = (lambda c: self._import_old(IndexTxn(c))) if with_old else None
+
+        def fill(conn: sqlite3.Connection) -> None:
+            if user_version(conn) == 1:
+                # Schema 1 had no search tables: its rows stay (no file is re-read for the
+                # listing) and `fill_search` reads their text at the first search.
+                log.info("session index: search tables added; the first search indexes the sessions' text")
+            if with_old:
+                self._import_old(IndexTxn(conn))
+
         try:
             with writing(self.dir):  # a home that cannot be written: StateUnwritable, with its reason
                 make_private_dirs(self.dir)
@@ -460,8 +475,8 @@ class SessionIndex:
                 txn.set_state(self.dir_mtime_ns())
 
     # -- parsing --------------------------------------------------------------------------
-    def parse(self, session_id: str) -> tuple[str, IndexEntry] | CorruptNote | None:
-        """(workspace key, entry) for a good file, a note for a corrupt one, None when it is gone."""
+    def parse(self, session_id: str) -> tuple[str, IndexEntry, SessionRecord] | CorruptNote | None:
+        """(workspace key, entry, record) for a good file, a note for a corrupt one, None when it is gone."""
         path = self.sessions / f"{session_id}.json"
         try:
             read = read_state_file(path, SESSION_MAX_BYTES)  # the stat of exactly the bytes read
@@ -474,7 +489,7 @@ class SessionIndex:
             record = decode_or_corrupt(path, data, record_decoder, record_check(session_id))
         except CorruptFile as exc:
             return CorruptNote(size=st.st_size, mtime_ns=st.st_mtime_ns, reason=exc.reason)
-        return _key(record.cwd), IndexEntry.of(record, st.st_size, st.st_mtime_ns)
+        return _key(record.cwd), IndexEntry.of(record, st.st_size, st.st_mtime_ns), record
 
     def reparse(self, txn: IndexTxn, session_id: str) -> None:
         parsed = self.parse(session_id)
@@ -579,6 +594,28 @@ class SessionIndex:
             f"SELECT id, {_ENTRY_COLUMNS} FROM sessions WHERE workspace_key = ? "
             "ORDER BY updated_ts DESC, id DESC LIMIT ?", (key, limit)).fetchall())
         return [(row[0], _row_entry(row[1:])) for row in rows]
+
+    def fill_search(self) -> None:
+        """Index the text of the rows that have none (rows of an earlier version's index): read
+        from their files, in one write transaction."""
+        if not self.exists() or not self.read(lambda conn: session_search.missing(conn, 1)):
+            return
+        with self.transaction() as txn:
+            for session_id in session_search.missing(txn.conn):
+                self.reparse(txn, session_id)
+
+    def search(self, key: str, query: str, limit: int) -> list[tuple[str, IndexEntry, str | None]]:
+        """(id, entry, snippet) of the `limit` newest sessions of workspace `key` whose text
+        matches the FTS5 `query` (state/session_search.py), newest first."""
+        if limit <= 0 or not self.exists():
+            return []
+
+        def work(conn: sqlite3.Connection) -> list[tuple[str, IndexEntry, str | None]]:
+            rows = session_search.matching(conn, key, query, limit)
+            found = session_search.snippets(conn, query, [int(r[-1]) for r in rows])
+            return [(str(r[0]), _row_entry(r[1:-1]), found.get(int(r[-1]))) for r in rows]
+
+        return self.read(work)
 
     def corrupt_notes(self) -> dict[str, CorruptNote]:
         if not self.exists():

@@ -34,6 +34,7 @@ from .atomic import (
     write_atomic,
 )
 from .paths import sessions_dir
+from . import session_search
 from .session_index import IndexEntry, IndexTxn, SessionIndex, record_check
 from ..protocol import SessionSummary
 from ..model.ids import new_uuid7
@@ -220,8 +221,47 @@ class SessionStore:
                     if transient is not None:
                         transient.release()
                 st = os.stat(path)
-                txn.put(record.id, key, IndexEntry.of(record, st.st_size, st.st_mtime_ns))
+                txn.put(record.id, key, IndexEntry.of(record, st.st_size, st.st_mtime_ns), record)
             return path
+
+    def delete(self, session_id: str) -> bool:
+        """Remove the record and its index and search rows; False when its file was already gone.
+        SessionBusy when another server holds its lease (that window has it open); a lease of our
+        own is the caller's to give back first (features/session_admin.py decides)."""
+        self._check_id(session_id)
+        with self._mutex:
+            if session_id in self._leases:
+                raise SessionBusy(session_id, os.getpid())
+            with self._index.our_change() as txn:
+                lease = FileLease.try_acquire(self.lock_path(session_id))
+                if lease is None:
+                    raise SessionBusy(session_id, read_lease_pid(self.lock_path(session_id)))
+                try:
+                    try:
+                        os.unlink(self.path(session_id))
+                        existed = True
+                    except FileNotFoundError:
+                        existed = False
+                    txn.drop(session_id)
+                finally:
+                    lease.release()
+            return existed
+
+    def rename(self, session_id: str, title: str) -> SessionRecord:
+        """Give a saved session another title (its updatedAt kept: a rename does not move it up
+        the listing). SessionBusy when another server holds its lease: it would write its own
+        title back at its next save."""
+        with self._mutex:
+            held = session_id in self._leases
+            lease = self.acquire(session_id)
+            try:
+                record = self.load(session_id)
+                record.title = title
+                self.save(record, touch=False)
+            finally:
+                if not held:
+                    lease.release()
+            return record
 
     def _guard_overwrite(self, txn: IndexTxn, session_id: str) -> None:
         """Copy a corrupt file aside before a save replaces it (nothing rewrites it before that).
@@ -285,6 +325,25 @@ class SessionStore:
         return copy
 
     # -- listing and lookup ---------------------------------------------------------------
+    def search(self, cwd: str | os.PathLike[str], query: str, limit: int = 15) -> list[SessionSummary]:
+        """The `limit` newest sessions of workspace `cwd` whose text holds every word of `query`
+        (plain words, the last one a prefix: state/session_search.py), each with a snippet."""
+        fts = session_search.fts_query(query)
+        if fts is None:
+            return []
+        with self._mutex:
+            self._index.refresh()
+            self._warn_corrupt()
+            self._index.fill_search()
+            found = self._index.search(self._index.key_for(cwd), fts, limit)
+            return [msgspec.structs.replace(self._summary(session_id, entry), snippet=snippet)
+                    for session_id, entry, snippet in found]
+
+    def _summary(self, session_id: str, entry: IndexEntry) -> SessionSummary:
+        summary = entry.summary(session_id)
+        summary.short_id = self._hint(session_id)
+        return summary
+
     def list(self, cwd: str | os.PathLike[str], limit: int = 15) -> list[SessionSummary]:
         """The `limit` most recently updated sessions of workspace `cwd`, newest first."""
         with self._mutex:
@@ -297,10 +356,10 @@ class SessionStore:
                     if self._index.unchanged(newest):
                         self._warn_corrupt()
                         self.verify_soon()
-                        return [entry.summary(session_id) for session_id, entry in newest]
+                        return [self._summary(session_id, entry) for session_id, entry in newest]
             self._index.refresh()
             self._warn_corrupt()
-            return [entry.summary(session_id) for session_id, entry in self._index.newest(key, limit)]
+            return [self._summary(session_id, entry) for session_id, entry in self._index.newest(key, limit)]
 
     def verify_soon(self, delay: float = VERIFY_DELAY_S) -> None:
         """Check every file of the directory once, in a thread, after `delay` (the answer that
@@ -358,6 +417,11 @@ class SessionStore:
                 for session_id, key, title in matches[:_AMBIGUOUS_SHOWN]
             ]
             raise AmbiguousPrefix(prefix, shown, len(matches))
+
+    def workspace_key_of(self, session_id: str) -> str | None:
+        """The workspace key the index holds for a session; None when unknown or corrupt."""
+        with self._mutex:
+            return next((key for sid, key, _ in self._index.with_prefix(session_id) if sid == session_id), None)
 
     def resume_hint(self, session_id: str) -> str:
         """Shortest prefix of the id, at least 8 characters, unique among the stored sessions."""

@@ -175,7 +175,7 @@ def test_list_is_newest_first_limited_and_per_workspace(home: Path, ws: Path, tm
     listed = store.list(ws)
     assert [s.id for s in listed] == [r.id for r in reversed(mine)][:15]
     assert listed[0].message_count == 40 and listed[0].cwd == str(ws.resolve())
-    assert msgspec.to_builtins(listed[0]).keys() == {"id", "title", "createdAt", "updatedAt", "messageCount", "cwd"}
+    assert msgspec.to_builtins(listed[0]).keys() == {"id", "title", "createdAt", "updatedAt", "messageCount", "cwd", "shortId"}
     assert [s.id for s in store.list(other)] == [theirs.id]
     assert len(store.list(ws, limit=50)) == 20
 
