@@ -66,6 +66,8 @@ class _CommandServer:
     def __init__(self, service: ShiroService) -> None:
         self.service = service  # some modules take it as they register
         self.handlers: dict[str, Callable[..., Awaitable[Any]]] = {}
+        # register_all orders pygls's command dict (server/commands/__init__.py); here there is none.
+        self.protocol = SimpleNamespace(fm=SimpleNamespace(_commands={}))
 
     def command(self, name: str) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
         def keep(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
