@@ -25,7 +25,7 @@ from ..protocol import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from . import context_messages, context_window, images, plan_mode
+from . import context_messages, context_window, cost_limit, images, plan_mode
 from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
@@ -83,6 +83,7 @@ class TurnState:
     # The turn's `<short_term_memory>` section (a stale note, agent/short_term_memory.py), restated
     # like the other context sections when pruning takes it out of view.
     memory_context: list[tuple[str, str]] = field(default_factory=list)
+    spend: cost_limit.TurnSpend | None = None  # the totals at the turn's start (`maxCostUsd`)
 
     def emit(self, event: Event) -> None:
         self.session.deps.sink.event(event)
@@ -93,6 +94,7 @@ class TurnState:
 
 async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, attachments: list[str] | None = None) -> TurnOutcome:
     state = TurnState(session, turn_id)
+    state.spend = cost_limit.TurnSpend.at_start(session)
     if prompt is not None:
         if pending_calls(session.messages):
             # A new prompt answers a call still waiting for approval as denied first.
@@ -176,7 +178,11 @@ async def _steps(state: TurnState) -> TurnOutcome:
             state.notice(f"stopped after {steps} provider requests (maxSteps = {settings.maxSteps}); send a prompt to continue")
             return TurnOutcome("completed", text=state.text, max_steps_reached=True)
         steps += 1
-        message = await _provider_step(state)
+        try:
+            message = await _provider_step(state)
+        except cost_limit.CostLimitReached as stop:
+            state.notice(str(stop))
+            return TurnOutcome("completed", text=state.text)
         if not any(isinstance(p, ToolCallPart) for p in message.content):
             return TurnOutcome("completed", text=state.text, refused=state.refused)
 
@@ -274,6 +280,11 @@ async def _provider_step(state: TurnState) -> AssistantMessage:
     session = state.session
     while True:
         request = await _request(state)
+        # Before anything is sent: a request that would pass `maxCostUsd` ends the turn (cost_limit.py).
+        told = cost_limit.check(session, request, session.deps.settings().maxCostUsd,
+                                state.spend or cost_limit.TurnSpend.at_start(session))
+        if told is not None:
+            state.notice(told)
         await images.attach(session, request, state.notice)
         provider = session.deps.provider(session.deps.settings())
         received: list[str] = []
