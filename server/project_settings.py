@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .project_instructions import fingerprints
+
 SETTINGS_FILE = ".shiro-neko/settings.json"
 MCP_FILE = ".mcp.json"
 PROJECT_FILES = (SETTINGS_FILE, MCP_FILE)
@@ -270,4 +272,7 @@ def project_files(root: Path, user: Any = None, problems: list[str] | None = Non
             view = project_view(raw, user)
             keys, servers = view.held, view.servers
         out.append(HeldFile(name, sha256(data), keys, view=view, servers=servers))
+    # Skills and custom commands are instructions the repository gives the agent: each folder
+    # that has any waits for trust too (project_instructions.py; read once trusted, agent/skills.py).
+    out += [HeldFile(folder, sha, names) for folder, sha, names in fingerprints(root)]
     return out

@@ -56,6 +56,7 @@ from .features.models import ModelFeature, checked_model
 from .features.session_admin import SessionAdminFeature
 from .features.sessions import SessionsFeature
 from .features.short_term_memory import ShortTermMemoryFeature
+from .features.skills import SkillsFeature
 from .features.todos import TodoFeature
 from .mcp.manager import McpManager, status_of
 from .protocol import AbortResult, ChatArgs, EffortResult, McpResult, NewSessionResult, SessionArgs, SetModeResult, SetModelResult, StatusPayload
@@ -149,6 +150,8 @@ class ShiroService:
         # Permission rules saved for the workspace or the user; /permissions (commands/permissions.py).
         self.permission_rules = PermissionRulesFeature(shiro_home, user_settings_path)
         self.mcp = McpManager(shiro_home, bridge.ask)
+        self.skills = SkillsFeature(bridge.ask)  # skills and custom commands (docs/extending.md)
+        self._submitting = asyncio.Lock()
         self.images = ImageStore(shiro_home)  # every session's images (state/image_store.py)
         # Sessions told that their sandbox is not enforced (one notice each); the log line once.
         self._sandbox_told: set[str] = set()
@@ -253,6 +256,7 @@ class ShiroService:
             + self.mcp.tools(session.root)
             + background_tools(self.background_of(session))
             + [web_fetch_tool(tuple(self.settings.webFetchAllowedDomains))]
+            + self.skills.tools(session)
         )
         # The editor's diagnostics and navigation, when its client declared them (issue 38); an
         # inline edit's turn reads only (features/inline_edit.py).
@@ -295,7 +299,7 @@ class ShiroService:
         held, self.trust_notices = self.trust_notices, []  # what a project file holds back, told once
         notices = await self.mcp.prepare_turn(session.root)
         notice = self.sandbox_notice(session)
-        return [*held, *([notice] if notice else []), *notices]
+        return [*held, *([notice] if notice else []), *notices, *self.skills.notices(session)]
 
     def sandbox_notice(self, session: AgentSession) -> str | None:
         mode = self.settings_for(session.id).sandbox
@@ -317,7 +321,8 @@ class ShiroService:
         """What context messages carry besides the environment (agent/context_messages.py)."""
         current = session.turns.current
         return [(MEMORY, self.memory.block(session)), *self.instructions.sections(session), (TODOS, self.todos.block(session)),
-                (EDITOR, current.editor_context if current is not None else ""), plan_mode.section(session)]
+                (EDITOR, current.editor_context if current is not None else ""), plan_mode.section(session),
+                self.skills.section(session)]
 
     def changed(self, session: AgentSession, turn_ended: bool) -> None:
         self.persistence.changed(session, turn_ended)
@@ -426,6 +431,14 @@ class ShiroService:
         return session, session.turns.submit(args.prompt, attachments=attached + list(extra_blocks or []),
                                              editor_context=render_editor_context(args.context, session.root),
                                              images=pictures)
+
+    async def submit_prompt(self, args: ChatArgs, extra_blocks: list[str] | None = None) -> tuple[AgentSession, QueuedPrompt]:
+        """`submit_chat` after a prompt `/name args` got its custom command's text or its skill
+        (features/skills.py). One at a time, so prompts queue in the order they came."""
+        async with self._submitting:
+            session = self.session_for(args.sessionId, args.workspace)
+            blocks = await self.skills.expand(session.root, args.prompt) if args.prompt.strip() else []
+            return self.submit_chat(args, blocks + list(extra_blocks or []))
 
     def abort(self, args: SessionArgs) -> AbortResult:
         session = self.session_for(args.sessionId, args.workspace)

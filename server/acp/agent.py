@@ -132,7 +132,7 @@ class ShiroAcpAgent:
         session = self.service.new_session(workspace, private=private)
         self.service.pinned.add(session.id)  # the editor holds it by id: never released from memory
         self.service.opened(session)
-        self.sink.send(session.id, slash.available_commands())
+        self.sink.send(session.id, slash.available_commands(await self.service.skills.commands(session.root)))
         await self.sink.drain()
         return schema.NewSessionResponse(session_id=session.id, modes=self._modes(session))
 
@@ -158,7 +158,7 @@ class ShiroAcpAgent:
         tools = self.service.tools_by_name(session)
         for update in updates.replay(session.root, session.messages, tools):
             self.sink.send(session.id, update)
-        self.sink.send(session.id, slash.available_commands())
+        self.sink.send(session.id, slash.available_commands(await self.service.skills.commands(session.root)))
         await self.sink.drain()  # the whole history before the answer, as ACP asks
         return schema.LoadSessionResponse(modes=self._modes(session))
 
@@ -227,7 +227,7 @@ class ShiroAcpAgent:
             await self.sink.drain()
             return schema.PromptResponse(stop_reason="end_turn")
         try:
-            _, item = self.service.submit_chat(ChatArgs(prompt=text, sessionId=session.id, attachments=links), embedded)
+            _, item = await self.service.submit_prompt(ChatArgs(prompt=text, sessionId=session.id, attachments=links), embedded)
         except (Refused, InvalidArguments) as exc:
             raise _invalid(str(exc)) from None
         # Shielded: a connection that closes mid-turn cancels this handler, not the turn (it is saved).

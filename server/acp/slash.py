@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from acp import schema
 
 from ..errors import InvalidArguments, Refused
-from ..protocol import CompactArgs, RewindArgs
+from ..protocol import CommandsResult, CompactArgs, RewindArgs
 
 if TYPE_CHECKING:
     from ..service import LiveSession as AgentSession, ShiroService
@@ -120,7 +120,12 @@ COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
 }
 
 
-def available_commands() -> schema.AvailableCommandsUpdate:
+def available_commands(custom: CommandsResult | None = None) -> schema.AvailableCommandsUpdate:
+    """Ours, then the skills and custom commands (`shiro.commands`' rows that are not built in),
+    which a prompt `/name args` runs through the turn like any prompt (features/skills.py)."""
+    rows = [(name, description, hint) for name, (description, hint, _) in COMMANDS.items()]
+    rows += [(c.name, c.description, c.argumentHint or ("arguments" if c.source == "command" else None))
+             for c in (custom.commands if custom is not None else []) if c.source != "builtin" and c.name not in COMMANDS]
     return schema.AvailableCommandsUpdate(
         session_update="available_commands_update",
         available_commands=[
@@ -129,7 +134,7 @@ def available_commands() -> schema.AvailableCommandsUpdate:
                 description=description,
                 input=schema.AvailableCommandInput(schema.UnstructuredCommandInput(hint=hint)) if hint else None,
             )
-            for name, (description, hint, _) in COMMANDS.items()
+            for name, description, hint in rows
         ],
     )
 

@@ -93,6 +93,9 @@ def register_all(server: "ShiroServer") -> None:
     from . import session_admin
 
     session_admin.register(server)
+    from . import custom_commands
+
+    custom_commands.register(server)
     # executeCommandProvider lists them in protocol.COMMANDS's order, as the front does before pygls
     # is imported (server/startup/lsp_front.py commands()); the private dict is the only handle
     # pygls 2.1 gives on that order.

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def register(server: "ShiroServer") -> None:
     @command(server, wire.CHAT, ChatArgs)
     async def chat(ls: "ShiroServer", args: ChatArgs) -> ChatResult:
-        session, item = ls.service.submit_chat(args)
+        session, item = await ls.service.submit_prompt(args)
         if not args.wait:
             # The client follows the turn by its events and its `turn_end`; `$/cancelRequest` of
             # this request has nothing left to cancel (shiro.abort does).
