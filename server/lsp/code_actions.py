@@ -55,12 +55,12 @@ def _wanted(kind: str | None, only: list[str] | None) -> bool:
 def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     span = _range(params.range)
-    only = [str(k) for k in params.context.only] if params.context.only else None
+    only = [getattr(k, "value", k) for k in params.context.only] if params.context.only else None
     diagnostics = [_diagnostic(d) for d in params.context.diagnostics[:MAX_DIAGNOSTICS]]
     offered: list[tuple[str, str, str | None]] = [(ASK_TITLE, "ask", None)]
     if diagnostics:
-        offered.append((FIX_TITLE, "fix", str(types.CodeActionKind.QuickFix)))
-    offered += [(EXPLAIN_TITLE, "explain", None), (EDIT_TITLE, "edit", str(types.CodeActionKind.RefactorRewrite))]
+        offered.append((FIX_TITLE, "fix", types.CodeActionKind.QuickFix.value))
+    offered += [(EXPLAIN_TITLE, "explain", None), (EDIT_TITLE, "edit", types.CodeActionKind.RefactorRewrite.value)]
     out = []
     for title, action, kind in offered:
         if not _wanted(kind, only):

@@ -108,10 +108,10 @@ def _one_line(text: str, limit: int) -> str:
 
 def describe(root: Path, uri: str, diagnostic: LspDiagnostic) -> str:
     start = diagnostic.range.start
-    code = f" {diagnostic.code}" if diagnostic.code not in (None, "") else ""
+    code = f" {_one_line(str(diagnostic.code), 40)}" if diagnostic.code not in (None, "") else ""
     source = f" ({_one_line(diagnostic.source, 40)})" if diagnostic.source else ""
     severity = _SEVERITY.get(diagnostic.severity or ERROR, "error")
-    return (f"{shown_path(root, uri)}:{start.line + 1}:{start.character + 1}: {severity}{_one_line(code, 40)}: "
+    return (f"{shown_path(root, uri)}:{start.line + 1}:{start.character + 1}: {severity}{code}: "
             f"{_one_line(diagnostic.message, MESSAGE_CHARS)}{source}")
 
 
