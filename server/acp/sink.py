@@ -15,6 +15,7 @@ import msgspec
 from acp import schema
 
 from ..agent.events import ApprovalAnswer, ApprovalRequest
+from ..agent.tools.apply_patch import written_paths
 from ..model.transcript import ToolCallPart, pending_calls
 from . import updates
 from .host import AcpToolHost, Diff, Editor
@@ -111,13 +112,14 @@ class AcpSink:
         self._calls[(sid, call.tool_call_id)] = call
         self.send(sid, updates.tool_call_start(session.root, self._tools(session).get(call.tool_name), call))
 
-    def _diff(self, sid: str, call: ToolCallPart | None) -> Diff | None:
+    def _diff(self, sid: str, call: ToolCallPart | None) -> list[Diff]:
         session = self._session(sid)
         host = self.service.host_of(session) if session is not None and self.service is not None else None
         if call is None or not isinstance(host, AcpToolHost):
-            return None
-        path = call.input.get("path") if isinstance(call.input, dict) else None
-        return host.take_diff(path) if isinstance(path, str) else None
+            return []
+        # The file of write_file/edit_file, every file of an apply_patch.
+        taken = (host.take_diff(path) for path in written_paths(call.tool_name, call.input))
+        return [diff for diff in taken if diff is not None]
 
     def todos(self, payload: Any) -> None:
         data = msgspec.to_builtins(payload)

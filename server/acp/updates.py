@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from acp import helpers, schema
 
 from ..service import Tool, describe_call
+from ..agent.tools.apply_patch import patch_paths
 from ..model.transcript import Message, ReasoningPart, TextPart, ToolCallPart, ToolMessage, UserMessage
 
 Update = Any  # one of acp.schema's session update models
@@ -23,6 +24,7 @@ TOOL_KINDS: dict[str, schema.ToolKind] = {
     "grep": "search",
     "recall": "search",
     "edit_file": "edit",
+    "apply_patch": "edit",
     "write_file": "edit",
     "run_command": "execute",
     "command_output": "execute",
@@ -54,7 +56,11 @@ def tool_title(tool: Tool | None, call: ToolCallPart) -> str:
 
 
 def tool_locations(root: Path, tool_input: Any) -> list[schema.ToolCallLocation] | None:
-    """The file a call works on, so the editor can follow along."""
+    """The file a call works on, so the editor can follow along (every file of a patch)."""
+    if isinstance(tool_input, dict) and not isinstance(tool_input.get("path"), str):
+        paths = patch_paths(tool_input.get("input"))
+        if paths:
+            return [schema.ToolCallLocation(path=str(p if Path(p).is_absolute() else root / p)) for p in paths]
     if not isinstance(tool_input, dict) or not isinstance(tool_input.get("path"), str):
         return None
     path = Path(tool_input["path"])
@@ -75,13 +81,13 @@ def tool_call_start(root: Path, tool: Tool | None, call: ToolCallPart) -> schema
 
 
 def tool_call_done(
-    tool_call_id: str, output: str, is_error: bool, diff: tuple[str, str | None, str] | None = None
+    tool_call_id: str, output: str, is_error: bool, diffs: list[tuple[str, str | None, str]] | None = None
 ) -> schema.ToolCallProgress:
-    """The call's result: its text, and for an edit the whole-file diff the editor renders."""
+    """The call's result: its text, and for an edit the whole-file diffs the editor renders (one
+    per file a patch wrote)."""
     content: list[Any] = [helpers.tool_content(helpers.text_block(output))]
-    if diff is not None and not is_error:
-        path, old_text, new_text = diff
-        content.insert(0, helpers.tool_diff_content(path, new_text, old_text))
+    if diffs and not is_error:
+        content[:0] = [helpers.tool_diff_content(path, new_text, old_text) for path, old_text, new_text in diffs]
     return helpers.update_tool_call(
         tool_call_id, status="failed" if is_error else "completed", content=content, raw_output=output
     )

@@ -10,6 +10,9 @@ message flagged `context` (clients do not show it as a prompt). Since they are t
 messages, the record keeps them and a resumed session goes on from what it said; /compact drops
 them with the rest, and the next request restates everything. Automatic pruning may take an old
 one out of the wire view: then the current text of what the view lost is appended again.
+
+Short-term memory's stale note (depth -1) is a section too, `<short_term_memory>`: the loop
+passes the turn's text to `append_changes` before the prompt (agent/short_term_memory.py, Plan.context).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..model.transcript import Message, TextPart, UserMessage
 from .prompt import git_facts
+from .short_term_memory import CONTEXT_TAG as SHORT_TERM_MEMORY
 
 if TYPE_CHECKING:
     from .session import AgentSession
@@ -72,9 +76,10 @@ def changes(current: Sequence[tuple[str, str]], before: dict[str, str]) -> UserM
     parts = [TextPart(text=render(tag, body)) for tag, body in now.items() if before.get(tag) != body]
     # An instruction file said once stays said: `touched` (which files' folders are read) starts
     # empty in a resumed session, and a nested file not looked up again is not a deleted one.
+    # Short-term memory is said only by the turn's start (`memory_section`), which knows when it went.
     parts += [
         TextPart(text=render(tag, GONE)) for tag, body in before.items()
-        if tag not in now and body != GONE and not tag.startswith("project_instructions")
+        if tag not in now and body != GONE and not tag.startswith("project_instructions") and tag != SHORT_TERM_MEMORY
     ]
     return UserMessage(content=parts, context=True) if parts else None
 
@@ -94,10 +99,21 @@ async def sections(session: "AgentSession", fresh: bool) -> list[tuple[str, str]
     return [(ENVIRONMENT, env), *session.deps.context_sections(session)]
 
 
-async def append_changes(session: "AgentSession", fresh: bool) -> list[tuple[str, str]]:
-    """Append a context message for what changed since the transcript last said it; the current
-    sections are returned for `restate`."""
-    current = await sections(session, fresh)
+def memory_section(text: str | None, messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """The `<short_term_memory>` section of a turn's start, from its plan's `context`: its text,
+    gone once when this session has no memory (any more), else nothing."""
+    if text is None:
+        return []
+    if text:
+        return [(SHORT_TERM_MEMORY, text)]
+    return [(SHORT_TERM_MEMORY, GONE)] if said(messages).get(SHORT_TERM_MEMORY, GONE) != GONE else []
+
+
+async def append_changes(session: "AgentSession", fresh: bool, extra: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """Append a context message for what changed since the transcript last said it (`extra`:
+    sections only the caller knows, the turn's short-term memory); the current sections are
+    returned for `restate`."""
+    current = [*await sections(session, fresh), *extra]
     message = changes(current, said(session.messages))
     if message is not None:
         session.messages.append(message)

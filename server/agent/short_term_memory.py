@@ -3,13 +3,20 @@ memory placement"). Pure functions over plain data; the feature fetches the reco
 applies the plan to each request.
 
 Three notes at most: this session's running summary (or category block), the other sessions'
-memories, and the cadence nudge. Each carries a depth (-1 = the system prompt) and whether it
-needs tool calling: this session's block and the nudge exist to get `update_short_term_memory`
-called, so a retry without tools drops them while other sessions' memories stay.
+memories, and the cadence nudge. Each carries a depth and whether it needs tool calling: this
+session's block and the nudge exist to get `update_short_term_memory` called, so a retry without
+tools drops them while other sessions' memories stay.
+
+Depth -1 (stale content of this session only, "above history" in the seed) never goes into the
+instructions: they stay byte-identical for a session so the provider's prompt cache keeps the
+prefix (issue 37, docs/prompt.md). That note is a `<short_term_memory>` context message instead,
+appended before the turn's prompt when its text differs from what the conversation last said
+(agent/context_messages.py).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, Sequence
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
     from ..state.short_term_memory import StmRecord
 
 TOOL_NAME = "update_short_term_memory"
+CONTEXT_TAG = "short_term_memory"  # the context message of a depth -1 note (agent/context_messages.py)
 FRESH_SECONDS = 60 * 60  # this session's memory younger than this is "fresh"
 TAIL_SLOT = 1  # right before the latest user message
 MAX_OTHERS = 3
@@ -43,7 +51,7 @@ NoteKind = Literal["own", "others", "nudge"]
 @dataclass(frozen=True)
 class Note:
     kind: NoteKind
-    depth: int  # -1: system prompt; d >= 0: before the d-th last dialogue item
+    depth: int  # -1: a context message (Plan.context); d >= 0: before the d-th last dialogue item
     text: str
     requires_tools: bool
 
@@ -66,14 +74,19 @@ class TurnFacts:
 class Plan:
     notes: list[Note] = field(default_factory=list)
     hide_before: int = 0  # supersede: transcript index of the first message still sent
+    # What the `<short_term_memory>` context message should say this turn: the stale note's text,
+    # "" when this session has no memory (said once as gone), None: nothing to say (a fresh note
+    # is placed in the request instead, or there is no plan).
+    context: str | None = None
 
     def tokens(self) -> int:
-        """What the notes add to a request, in the transcript's estimate (characters / 4, with the
-        JSON of the message or instruction that carries each)."""
-        return sum(len(n.text) + 40 for n in self.notes) // 4
+        """What the notes placed in a request add to it, in the transcript's estimate (characters
+        / 4, with the JSON of the message that carries each). A depth -1 note is a transcript
+        message: the transcript's own estimate counts it."""
+        return sum(len(n.text) + 40 for n in self.notes if n.depth >= 0) // 4
 
     def without_nudge(self) -> "Plan":
-        return Plan([n for n in self.notes if n.kind != "nudge"], self.hide_before)
+        return Plan([n for n in self.notes if n.kind != "nudge"], self.hide_before, self.context)
 
 
 # ------------------------------------------------------------------------------------- gating
@@ -173,9 +186,15 @@ def clip_block(text: str, limit: int) -> str:
     return text[:keep] + note.format(len(text) - keep)
 
 
-def render_own(record: "StmRecord", now: float, limit: int = BLOCK_CHARS) -> str:
+def render_own(record: "StmRecord", now: float, limit: int = BLOCK_CHARS, absolute: bool = False) -> str:
+    """`absolute`: the update time as a UTC date and minute, not an age, for the context message
+    (an age would change its text, and so append it again, on every turn)."""
+    when = (
+        _dt.datetime.fromtimestamp(record.updated_at, _dt.timezone.utc).strftime("last updated %Y-%m-%d %H:%M UTC")
+        if absolute else f"updated {age(now - record.updated_at)}"
+    )
     return clip_block(
-        f"Short-term memory of this session (your running summary, updated {age(now - record.updated_at)}; "
+        f"Short-term memory of this session (your running summary, {when}; "
         f"refresh it with {TOOL_NAME}):\n{memory_text(record)}",
         limit,
     )
@@ -234,10 +253,13 @@ def plan_turn(
     """The notes of one turn in registry order: own memory, others, nudge (memory first where they meet)."""
     if facts.prompt is None:
         return Plan()  # a resumed approval is not a turn of the conversation
-    plan = Plan()
+    plan = Plan(context="")
     if own is not None and not own.is_empty:
         fresh = facts.now - own.updated_at < FRESH_SECONDS
-        plan.notes.append(Note("own", content_depth(fresh, settings.depth), render_own(own, facts.now, facts.block_chars), True))
+        depth = content_depth(fresh, settings.depth)
+        text = render_own(own, facts.now, facts.block_chars, absolute=depth < 0)
+        plan.notes.append(Note("own", depth, text, True))
+        plan.context = text if depth < 0 else None
         if settings.renderMode == "supersede" and own.covered <= facts.message_count:
             # A record that covers more messages than the transcript holds describes a transcript
             # that was replaced (/compact resets `covered`; an older store may not have): it hides
@@ -249,7 +271,8 @@ def plan_turn(
         plan.notes.append(Note("others", content_depth(True, settings.depth), text, False))
     if nudge_due(settings, facts):
         text = nudge_text(facts.turns_since_refresh, own is not None and not own.is_empty)
-        plan.notes.append(Note("nudge", settings.nudgeDepth, text, True))
+        # A nudge at -1 would be in the instructions (which stay the same bytes): the tail slot.
+        plan.notes.append(Note("nudge", settings.nudgeDepth if settings.nudgeDepth >= 0 else TAIL_SLOT, text, True))
     return plan
 
 
@@ -258,9 +281,11 @@ def plan_turn(
 
 @dataclass
 class Placed:
-    system: list[str]  # appended to the system prompt, in order
-    system_tool_free: list[str]  # the same for a retry without tools
     inserts: list[tuple[int, str, bool]]  # (index in the wire messages, text, requires_tools)
+
+
+def _is_context(message: Message) -> bool:
+    return isinstance(message, UserMessage) and message.context
 
 
 def supersede_cut(messages: Sequence[Message], hide_before: int) -> int:
@@ -272,7 +297,12 @@ def supersede_cut(messages: Sequence[Message], hide_before: int) -> int:
     if not users:
         return 0
     at_or_after = [i for i in users if i >= hide_before]
-    return min(at_or_after[0] if at_or_after else users[-1], users[-1])
+    cut = min(at_or_after[0] if at_or_after else users[-1], users[-1])
+    # The context messages right before that prompt are its turn's (agent/context_messages.py),
+    # the `<short_term_memory>` one, which stands for what is cut, among them: they stay.
+    while cut > 0 and _is_context(messages[cut - 1]):
+        cut -= 1
+    return cut
 
 
 def dialogue_starts(messages: Sequence[Message], anchor: int) -> list[int]:
@@ -295,15 +325,33 @@ def insert_index(messages: Sequence[Message], anchor: int, depth: int) -> int:
 
 
 def place(plan: Plan, messages: Sequence[Message], anchor: int | None) -> Placed:
-    placed = Placed([], [], [])
+    """Where each note placed in the request goes; a depth -1 note is a transcript context
+    message already (Plan.context), and without a prompt in view a note goes above history."""
+    placed = Placed([])
     for note in plan.notes:
-        if note.depth < 0 or anchor is None:
-            placed.system.append(note.text)
-            if not note.requires_tools:
-                placed.system_tool_free.append(note.text)
-        else:
-            placed.inserts.append((insert_index(messages, anchor, note.depth), note.text, note.requires_tools))
+        if note.depth < 0:
+            continue
+        at = 0 if anchor is None else insert_index(messages, anchor, note.depth)
+        placed.inserts.append((at, note.text, note.requires_tools))
     return placed
+
+
+def without_memory_context(messages: Sequence[Message]) -> list[Message] | None:
+    """`messages` without their `<short_term_memory>` context sections (a retry without tools
+    drops this session's memory, which exists to get the tool called); None when none has one."""
+    opening = f"<{CONTEXT_TAG}>\n"
+    if not any(isinstance(m, UserMessage) and m.context and any(p.text.startswith(opening) for p in m.content) for m in messages):
+        return None
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, UserMessage) and message.context:
+            kept = [p for p in message.content if not p.text.startswith(opening)]
+            if not kept:
+                continue
+            if len(kept) != len(message.content):
+                message = UserMessage(content=kept, context=True)
+        out.append(message)
+    return out
 
 
 def find_anchor(messages: Sequence[Message], prompt_message: Message | None) -> int | None:
@@ -341,17 +389,16 @@ def recent_texts(messages: Sequence[Message], limit: int = RECENT_MESSAGES) -> l
 
 @dataclass
 class Applied:
-    """One request's share of the plan: the messages to send and where the notes go."""
+    """One request's share of the plan: the messages to send and where the notes go (the
+    instructions are never touched: they stay the same bytes for the session)."""
 
     messages: list[Message]
-    instructions: str
     inserts: list[tuple[int, str]]
-    tool_free_instructions: str | None  # None: the same as `instructions`
     tool_free_inserts: list[tuple[int, str]] | None
     tool_free_messages: list[Message] | None = None  # None: the same as `messages`
 
 
-def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt_message: Message | None, instructions: str) -> Applied:
+def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt_message: Message | None) -> Applied:
     """Apply a turn's plan to one step's wire view (after pruning, so nothing prunes a note away)."""
     whole = wire
     cut = supersede_cut(transcript, plan.hide_before)
@@ -361,9 +408,6 @@ def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt
         if at is not None:
             wire = wire[at:]
     placed = place(plan, wire, find_anchor(wire, prompt_message))
-    if not placed.system and not placed.inserts:
-        return Applied(wire, instructions, [], None, None)
-    full = "\n\n".join([instructions, *placed.system])
     inserts = [(i, text) for i, text, _ in placed.inserts]
     if wire is not whole:
         # Supersede cut messages because this session's summary stands for them; a retry without
@@ -372,15 +416,13 @@ def apply(plan: Plan, transcript: Sequence[Message], wire: list[Message], prompt
         # room for every note, and the summary it loses was one of them.
         free = place(Plan([n for n in plan.notes if not n.requires_tools]), whole, find_anchor(whole, prompt_message))
         free_inserts = [(i, text) for i, text, _ in free.inserts]
-        return Applied(wire, full, inserts, "\n\n".join([instructions, *free.system]), free_inserts, whole)
-    tool_free = "\n\n".join([instructions, *placed.system_tool_free])
+        return Applied(wire, inserts, free_inserts, without_memory_context(whole) or whole)
     tool_free_inserts = [(i, text) for i, text, needs in placed.inserts if not needs]
     return Applied(
         wire,
-        full,
         inserts,
-        tool_free if tool_free != full else None,
         tool_free_inserts if len(tool_free_inserts) != len(inserts) else None,
+        without_memory_context(wire),
     )
 
 

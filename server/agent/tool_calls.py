@@ -20,7 +20,7 @@ from .images import result_images
 from .permissions import decide, narrowest_rules, remember_for_session
 from .session import AgentSession
 from .status import emit_status
-from .tools.base import Tool, ToolError
+from .tools.base import Tool, ToolError, running_call
 from .tools.git_metadata import git_metadata_reason
 from .tools.files import editor_or_disk_text
 from .tools.registry import run_tool
@@ -28,6 +28,9 @@ from .tools.workspace_paths import resolve_workspace_path, workspace_relative
 from ..model.transcript import ToolCallPart, ToolMessage, ToolResultPart, pending_calls
 
 ABORTED_OUTPUT = "aborted by the user"
+# `task` calls (agent/tools/task.py) of one step that run at once; more wait for the first ones.
+TASK = "task"
+MAX_PARALLEL_TASKS = 3
 
 
 class ToolStepAborted(Exception):
@@ -128,21 +131,31 @@ async def _preview(tool: Tool, session: AgentSession, call: ToolCallPart) -> tup
         return None
 
 
-async def _diff(session: AgentSession, preview: tuple[Path, str] | None) -> tuple[str | None, int]:
-    """The approval's unified diff of an edit (`ApproveParams.diff`), capped, and its whole length."""
-    if preview is None:
-        return None, 0
-    path, new_text = preview
+async def _diff(session: AgentSession, tool: Tool, call: ToolCallPart, preview: tuple[Path, str] | None) -> tuple[str | None, int]:
+    """The approval's unified diff of an edit (`ApproveParams.diff`), capped, and its whole
+    length: every file of a call that changes several (apply_patch), one after the other."""
+    files: list[tuple[Path, str | None]] = [preview] if preview is not None else []
+    if tool.changes is not None and isinstance(call.input, dict):
+        try:
+            files = await tool.changes(session.deps.host, call.input)
+        except Exception:  # a diff is a courtesy, as the preview is; the call is still asked about
+            files = []
+    lines: list[str] = []
+    for path, new_text in files:
+        lines += await _file_diff(session, path, new_text)
+    text, _ = capped(lines, DIFF_CAP)
+    return (text or None), len(lines)
+
+
+async def _file_diff(session: AgentSession, path: Path, new_text: str | None) -> list[str]:
     shown = workspace_relative(session.root, path)
     try:
         old: str | None = await editor_or_disk_text(session.deps.host, path, shown)
     except ToolError as exc:
         if not str(exc).startswith("file not found"):
-            return None, 0  # binary or unreadable: the title says what the call does
+            return []  # binary or unreadable: the title says what the call does
         old = None
-    lines = diff_lines(shown, old, new_text)
-    text, _ = capped(lines, DIFF_CAP)
-    return (text or None), len(lines)
+    return diff_lines(shown, old, new_text)
 
 
 def _denial_text(tool: Tool, answer: object) -> str:
@@ -154,10 +167,10 @@ def _denial_text(tool: Tool, answer: object) -> str:
 
 async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart, turn_id: str) -> ToolResultPart:
     tool = tools.get(call.tool_name)
-    if tool is not None and plan_mode.mode_of(session) == "plan" and not tool.read_only:
-        tool = None  # `tools` is the plan set already; a switch since it was built is caught here
-    if tool is None and plan_mode.mode_of(session) == "plan":
-        return ToolResultPart(call.tool_call_id, call.tool_name, plan_mode.refusal(call.tool_name), True)
+    # `tools` is the plan set already in plan mode; a switch since it was built is caught here too.
+    refused = plan_mode.refused(session, tool, call.tool_name, call.input)
+    if refused is not None:
+        return ToolResultPart(call.tool_call_id, call.tool_name, refused, True)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
         return ToolResultPart(call.tool_call_id, call.tool_name, f"unknown tool {call.tool_name!r}; available: {known}", True)
@@ -182,7 +195,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         # Only for sinks that show it: ACP editors have no use for it, and computing it
         # would read the file from the editor once more.
         preview = await _preview(tool, session, call) if getattr(session.deps.sink, "shows_previews", True) else None
-        diff, diff_count = await _diff(session, preview)
+        shows = getattr(session.deps.sink, "shows_previews", True)
+        diff, diff_count = await _diff(session, tool, call, preview) if shows else (None, 0)
         request = ApprovalRequest(
             session_id=session.id,
             turn_id=turn_id,
@@ -222,7 +236,11 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             else:
                 remember_for_session(session.permission_rules, rules)
     session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)
-    result = await run_tool(tool, session.deps.host, call.input)
+    token = running_call.set((turn_id, call.tool_call_id))  # the `task` tool's subagent runs under it
+    try:
+        result = await run_tool(tool, session.deps.host, call.input)
+    finally:
+        running_call.reset(token)
     if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
         session.touched.add(session.root / call.input["path"])
     if result.notice:
@@ -254,15 +272,31 @@ def _emit_result(session: AgentSession, turn_id: str, result: ToolResultPart) ->
     )
 
 
+def _groups(calls: list[ToolCallPart]) -> list[list[ToolCallPart]]:
+    """The calls in order, consecutive `task` calls together, at most MAX_PARALLEL_TASKS a group."""
+    groups: list[list[ToolCallPart]] = []
+    for call in calls:
+        last = groups[-1] if groups else None
+        if (last is not None and call.tool_name == TASK and last[-1].tool_name == TASK
+                and len(last) < MAX_PARALLEL_TASKS):
+            last.append(call)
+        else:
+            groups.append([call])
+    return groups
+
+
 async def run_tool_step(session: AgentSession, turn_id: str) -> None:
     calls = pending_calls(session.messages)
     tools = {t.name: t for t in plan_mode.offered(session, session.deps.tools(session))}
     results: list[ToolResultPart] = []
     try:
-        for call in calls:
-            result = await _run_one(session, tools, call, turn_id)
-            results.append(result)
-            _emit_result(session, turn_id, result)
+        for group in _groups(calls):
+            # Task calls side by side run together (their subagents in parallel), in order otherwise.
+            done = await asyncio.gather(*(_run_one(session, tools, c, turn_id) for c in group)) if len(group) > 1 \
+                else [await _run_one(session, tools, group[0], turn_id)]
+            for result in done:
+                results.append(result)
+                _emit_result(session, turn_id, result)
     except asyncio.CancelledError:
         if not session.turns.stopping:
             for call in calls[len(results):]:

@@ -22,6 +22,7 @@ import msgspec
 
 from ..agent.session import AgentSession
 from ..agent.status import emit_status
+from ..agent.tools.apply_patch import written_paths
 from ..errors import Refused
 from ..model.checkpoint import CheckpointMark, FileChange, FileChangeKind
 from ..model.todo import Todo
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Tools whose `path` argument is a file they write: what a turn wrote that the store may not hold.
-WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 
 
 class _Replaced(msgspec.Struct):
@@ -111,12 +110,12 @@ class CheckpointFeature:
         if store is None:
             store = self._stores[root] = CheckpointStore(shiro_home(), workspace_key(root), root)
         return store
+
     @staticmethod
     def forget_session(key: str, root: Path, session_id: str) -> bool:
         """Delete the ref that holds a session's checkpoints in workspace `key`'s store
         (shiro.deleteSession); `root`: any existing folder for git to run in. Blocking (git)."""
         return CheckpointStore(shiro_home(), key, root).drop_ref(_session_ref(session_id))
-
 
     # -- the turn's hooks ------------------------------------------------------------------------
     def turn_started(self, session: AgentSession, turn_id: str, prompt: str | None) -> None:
@@ -390,14 +389,15 @@ def _written_paths(session: AgentSession, mark: CheckpointMark) -> set[str]:
         if not isinstance(message, AssistantMessage):
             continue
         for part in message.content:
-            if isinstance(part, ToolCallPart) and part.tool_name in WRITE_TOOLS and isinstance(part.input, dict):
-                path = part.input.get("path")
-                if isinstance(path, str):
-                    candidate = Path(path) if Path(path).is_absolute() else session.root / path
-                    try:
-                        found.add(candidate.resolve().relative_to(session.root.resolve()).as_posix())
-                    except (ValueError, OSError):
-                        continue
+            if not isinstance(part, ToolCallPart):
+                continue
+            # write_file and edit_file name one `path`, apply_patch each file in its patch.
+            for path in written_paths(part.tool_name, part.input):
+                candidate = Path(path) if Path(path).is_absolute() else session.root / path
+                try:
+                    found.add(candidate.resolve().relative_to(session.root.resolve()).as_posix())
+                except (ValueError, OSError):
+                    continue
     return found
 
 

@@ -16,7 +16,7 @@ import pytest_asyncio
 from acp import schema, spawn_agent_process
 
 from tests.fake_provider import FakeProvider
-from tests.support.lsp import server_env
+from tests.support.lsp import EDIT_FILE_MODEL, server_env
 
 SHIRO = Path(sys.executable).parent / "shiro"  # the console script of this environment
 
@@ -91,6 +91,7 @@ async def run_acp(home: Path, root: Path, fake: FakeProvider, client: EditorClie
                   fs: bool = False, args: tuple[str, ...] = (), **env: str) -> AsyncIterator[Acp]:
     client = client or EditorClient()
     env.setdefault("SHIRO_NEKO_CONFIG", str(home.parent / "no-user-settings.json"))  # never the real user's file
+    env.setdefault("SHIRO_MODEL", EDIT_FILE_MODEL)  # the scripted replies call edit_file
     environment = server_env(home, fake.base_url, **env)
     # A generous exit allowance: the machine running the tests may be loaded (the SDK's default is 2 s).
     async with spawn_agent_process(client, str(SHIRO), "acp", *args, env=environment, cwd=str(root),

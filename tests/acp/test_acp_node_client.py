@@ -12,7 +12,7 @@ import pytest
 
 from tests.acp.conftest import SHIRO
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env
+from tests.support.lsp import EDIT_FILE_MODEL, server_env
 
 NODE_DIR = Path(__file__).parent / "node"
 
@@ -35,7 +35,7 @@ async def test_typescript_sdk_client_drives_a_session(tmp_path, fake, workspace)
         Reply(text="Edited from node.", reasoning="the user wants an edit"),
         Reply(text="this goes on and on and on", chunks=8, hang_after=7),
     )
-    env = server_env(tmp_path / "home", fake.base_url, SHIRO_NEKO_CONFIG=str(tmp_path / "none.json"))
+    env = server_env(tmp_path / "home", fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL, SHIRO_NEKO_CONFIG=str(tmp_path / "none.json"))
     process = await asyncio.create_subprocess_exec(
         node, str(NODE_DIR / "client.mjs"), str(SHIRO), str(workspace),
         cwd=str(NODE_DIR), env=env, stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,

@@ -255,12 +255,12 @@ async def test_embedded_resource_and_link_reach_the_model(acp):
 
 
 async def test_load_a_session_made_by_the_lsp_server(tmp_path, fake, workspace):
-    from tests.support.lsp import server_env, start_client
+    from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client
 
     home = tmp_path / "home"
     fake.script(Reply(text="Made in the language server."))
     lsp = await start_client({"fake": fake, "home": home, "root": workspace}, "neovim",
-                             server_env(home, fake.base_url, SHIRO_NEKO_CONFIG=str(tmp_path / "none.json")))
+                             server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL, SHIRO_NEKO_CONFIG=str(tmp_path / "none.json")))
     chat = await lsp.chat("hello from neovim")
     await lsp.client.shutdown_session()
     await lsp.client.stop()

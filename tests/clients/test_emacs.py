@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env
+from tests.support.lsp import EDIT_FILE_MODEL, server_env
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "clients" / "emacs"
@@ -59,7 +59,7 @@ def test_emacs_slow_turn_approval_edit_and_quit(tmp_path, fake):
         Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "emacs", "new_text": "bye"}, "call_edit2")]),
         Reply(text="Left it."),
     )
-    env = server_env(tmp_path / "home", fake.base_url)
+    env = server_env(tmp_path / "home", fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL)
     env.update(
         SHIRO_EMACS_OUT=str(out),
         SHIRO_EMACS_PLUGIN=str(PLUGIN),

@@ -18,7 +18,7 @@ from shiro_neko.client.typed_ahead import QUIET_S
 from tests.clients.test_terminal import SHIRO, Term, _terms, run, session_ids, wait_requests
 from tests.clients.test_terminal import cold_env, env, term  # noqa: F401 - fixtures
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env
+from tests.support.lsp import EDIT_FILE_MODEL, server_env
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 GAP = r"(?:\s|\x1b\[[0-9;]*[Cm])+"  # spaces (or prompt_toolkit's cursor-forward for a run of them), colours
@@ -38,7 +38,7 @@ def answer(t: Term, key: str) -> None:
 def test_an_edit_is_approved_with_its_diff_and_denied_with_a_reason(workspace, fake, term):
     edit = {"path": "hello.py", "old_text": "print('hello')", "new_text": "print('bye')"}
     fake.script(Reply(calls=[Call("edit_file", edit)]), Reply(text="Left it as it is."))
-    t = term()
+    t = term("--model", EDIT_FILE_MODEL)
     t.type("change the greeting")
     t.expect(r"\? shiro-neko wants to edit hello\.py")
     t.expect(r"\x1b\[[0-9;]*31m\s*-print\('hello'\)")  # removed: red
@@ -57,7 +57,7 @@ def test_an_edit_is_approved_with_its_diff_and_denied_with_a_reason(workspace, f
 def test_print_on_a_terminal_shows_the_diff_and_denies_with_a_reason(workspace, env, fake):
     edit = {"path": "hello.py", "old_text": "print('hello')", "new_text": "print('bye')"}
     fake.script(Reply(calls=[Call("edit_file", edit)]), Reply(text="Left it as it is."))
-    child = pexpect.spawn(SHIRO[0], SHIRO[1:] + ["--approvals", "ask", "-p", "change the greeting"], cwd=str(workspace),
+    child = pexpect.spawn(SHIRO[0], SHIRO[1:] + ["--model", EDIT_FILE_MODEL, "--approvals", "ask", "-p", "change the greeting"], cwd=str(workspace),
                           env=env, dimensions=(40, 100), encoding="utf-8")
     child.expect(r"\x1b\[[0-9;]*31m\s*-print\('hello'\)", timeout=120)  # removed: red
     child.expect(r"\x1b\[[0-9;]*32m\s*\+print\('bye'\)", timeout=30)  # added: green
@@ -152,7 +152,7 @@ def test_files_changed_line_diff_and_undo(workspace, fake, term):
     calls = [Call("write_file", {"path": "new.py", "content": "x = 1\n"}),
              Call("edit_file", {"path": "hello.py", "old_text": "print('hello')", "new_text": "print('bye')"})]
     fake.script(Reply(calls=calls), Reply(text="Two changes."))
-    t = term("--approvals", "auto-edit")
+    t = term("--model", EDIT_FILE_MODEL, "--approvals", "auto-edit")
     t.type("change things")
     t.expect("Two changes.")
     t.expect(r"2 files changed: .*(new\.py, hello\.py|hello\.py, new\.py).*/diff to see, /undo to revert")

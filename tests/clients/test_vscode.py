@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.clients.vscode_harness import REPO, VsCode, missing, server_env
+from tests.support.lsp import EDIT_FILE_MODEL
 from tests.fake_provider import Call, FakeProvider, Reply
 
 # Not side by side with the other heavy tests (Chromium, the soaks): see pyproject.toml.
@@ -84,7 +85,7 @@ def _need_tools() -> None:
 @pytest.fixture
 def vscode(tmp_path: Path, fake: FakeProvider):
     _need_tools()
-    vs = VsCode(base=tmp_path, env=server_env(tmp_path / "home", fake.base_url),
+    vs = VsCode(base=tmp_path, env={**server_env(tmp_path / "home", fake.base_url), "SHIRO_MODEL": EDIT_FILE_MODEL},
                 settings={"shiro.compactThreshold": 1500})
     vs.fake = fake  # type: ignore[attr-defined]
     try:

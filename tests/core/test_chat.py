@@ -159,7 +159,8 @@ async def test_system_prompt_has_workspace_facts_and_tool_rules(harness):
     context, prompt = harness.fake.requests[0].body["input"]
     assert prompt["content"][0]["text"] == "hi" and "Date:" in context["content"][0]["text"]
     tools = [t["name"] for t in harness.fake.requests[0].body["tools"]]
-    assert tools[:6] == ["read_file", "list_files", "grep", "edit_file", "write_file", "run_command"]
+    # The default model (gpt-5) is of the family trained on apply_patch (agent/model_family.py).
+    assert tools[:6] == ["read_file", "list_files", "grep", "apply_patch", "write_file", "run_command"]
     json.dumps(harness.fake.requests[0].body)  # the body is plain JSON
 
 

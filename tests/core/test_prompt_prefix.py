@@ -18,6 +18,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.fake_provider import Call, FakeProvider, RecordedRequest, Reply
+from tests.support.lsp import EDIT_FILE_MODEL
 from tests.support.service import service_harness
 
 WIRES = ["responses", "chat"]
@@ -75,7 +76,7 @@ def session_script() -> list[Reply]:
 @pytest.mark.parametrize("wire", WIRES)
 async def test_the_prefix_stays_and_changes_are_appended_as_context(shiro_home, fake, workspace, wire):
     make_repo(workspace)
-    async with service_harness(fake, shiro_home, workspace, wireApi=wire, approvals="auto", sandbox="off") as h:
+    async with service_harness(fake, shiro_home, workspace, wireApi=wire, approvals="auto", sandbox="off", model=EDIT_FILE_MODEL) as h:
         fake.script(*session_script())
         first = await h.chat("change hello.py")
         assert first["status"] == "completed", first

@@ -40,7 +40,7 @@ def note_label(text: str) -> str | None:
 
 def is_context(text: Any) -> bool:
     """A context message (server/agent/context_messages.py): no part of what these tests place."""
-    return isinstance(text, str) and text.startswith(("<environment_context>", "<todos>", "<project_instructions", "<project_memory>"))
+    return isinstance(text, str) and text.startswith(("<environment_context>", "<todos>", "<project_instructions", "<project_memory>", "<short_term_memory>"))
 
 
 def labels(fake: FakeProvider, req: Any) -> list[str]:
@@ -72,6 +72,14 @@ def labels(fake: FakeProvider, req: Any) -> list[str]:
         elif item.get("type") == "function_call_output":
             out.append("output")
     return out
+
+
+def user_texts(fake: FakeProvider, req: Any) -> list[str]:
+    """The texts of a request's user messages (context messages included), in order."""
+    if req.api == "chat":
+        return [m["content"] for m in req.body["messages"] if m["role"] == "user" and isinstance(m["content"], str)]
+    items = [fake.stored[i["id"]] if i.get("type") == "item_reference" else i for i in req.body["input"]]
+    return [i["content"][0]["text"] for i in items if i.get("role") == "user"]
 
 
 def system_of(req: Any) -> str:
@@ -382,15 +390,22 @@ async def test_stale_memory_keeps_its_configured_place(tmp_path, fake, workspace
     await h.chat("p2")
     await stop(h)
     age_memory(home, 2 * 3600)
-    # depth -1 (the default): in the system prompt, above history.
+    # depth -1 (the default): a context message right before the turn's prompt, never the
+    # instructions, which stay the same bytes (issue 37); said again only when it changes.
     h = await client(tmp_path, fake, workspace, home=home)
     try:
         await h.command("shiro.resume", {"id": sid})
-        fake.script(Reply(text="x"))
+        fake.script(Reply(text="x"), Reply(text="x2"))
         await h.chat("p3")
-        req = fake.requests[-1]
-        assert "OWN" not in labels(fake, req) and "STALE SUMMARY" in system_of(req)
-        assert system_of(req).rstrip().endswith("STALE SUMMARY")
+        await h.chat("p3b")
+        req, after = fake.requests[-2:]
+        assert "OWN" not in labels(fake, req) and "STALE SUMMARY" not in system_of(req)
+        assert system_of(req) == system_of(after) == system_of(fake.requests[0])
+        texts = user_texts(fake, req)
+        memory = [t for t in texts if t.startswith("<short_term_memory>\n")]
+        assert len(memory) == 1 and "STALE SUMMARY" in memory[0] and "last updated" in memory[0]
+        assert texts.index(memory[0]) == texts.index("p3") - 1
+        assert [t for t in user_texts(fake, after) if t.startswith("<short_term_memory>")] == memory  # not said again
     finally:
         await stop(h)
     # depth 3: before the 3rd last dialogue item (counted back from the turn's prompt).
@@ -400,7 +415,7 @@ async def test_stale_memory_keeps_its_configured_place(tmp_path, fake, workspace
         fake.script(Reply(text="y"))
         await h.chat("p4")
         got = labels(fake, fake.requests[-1])
-        assert got[-4:] == ["OWN", "user:p3", "assistant:x", "user:p4"]
+        assert got[-4:] == ["OWN", "user:p3b", "assistant:x2", "user:p4"]
         assert "STALE SUMMARY" not in system_of(fake.requests[-1])
     finally:
         await stop(h)

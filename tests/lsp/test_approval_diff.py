@@ -9,13 +9,13 @@ import pytest
 
 from shiro_neko.protocol import plain
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env, start_client, stop
+from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client, stop
 
 
 async def _client(tmp_path, fake, workspace, answers: list[Any], settings: dict[str, Any] | None = None):
     home = tmp_path / "home"
     h = await start_client({"fake": fake, "home": home, "root": workspace}, "visual-studio-code",
-                           server_env(home, fake.base_url), experimental={"shiro": {"approvals": True}}, settings=settings)
+                           server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL), experimental={"shiro": {"approvals": True}}, settings=settings)
     h.approvals: list[dict[str, Any]] = []  # type: ignore[attr-defined]
 
     @h.client.feature("shiro/approve")

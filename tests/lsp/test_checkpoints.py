@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from shiro_neko.state.paths import workspace_key
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.support.lsp import server_env, start_client, start_server, stop
+from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client, start_server, stop
 
 
 # The editor saves what it applies (shiro/saveDocuments, as the VS Code, Neovim and Emacs clients do).
@@ -30,7 +30,7 @@ def _typed(h, uri, version, text):
 async def test_rewind_restores_tools_and_commands_buffers_conflicts_and_is_undone(tmp_path, fake, workspace):
     (workspace / "notes.txt").write_text("the user's notes\n")
     (workspace / "old.txt").write_text("old\n")
-    h = await start_server(tmp_path, fake, workspace, experimental=SAVES)
+    h = await start_server(tmp_path, fake, workspace, experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     try:
         uri = (workspace / "hello.py").as_uri()
         h.client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -84,12 +84,12 @@ async def test_rewind_restores_tools_and_commands_buffers_conflicts_and_is_undon
 
 
 async def test_checkpoints_survive_a_restart(tmp_path, fake, workspace):
-    h = await start_server(tmp_path, fake, workspace, experimental=SAVES)
+    h = await start_server(tmp_path, fake, workspace, experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     fake.script(Reply(calls=[Call("write_file", {"path": "hello.py", "content": "changed\n"})]), Reply(text="ok"))
     first = await h.chat("change hello")
     await stop(h)
 
-    h2 = await start_server(tmp_path, fake, workspace, "neovim", experimental=SAVES)
+    h2 = await start_server(tmp_path, fake, workspace, "neovim", experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     try:
         await h2.command("shiro.resume", {"latest": True})
         [row] = (await h2.command("shiro.checkpoints"))["checkpoints"]
@@ -103,9 +103,9 @@ async def test_checkpoints_survive_a_restart(tmp_path, fake, workspace):
 
 async def test_two_servers_on_one_workspace(tmp_path, fake, workspace):
     with FakeProvider() as other:
-        a = await start_server(tmp_path, fake, workspace, experimental=SAVES)
+        a = await start_server(tmp_path, fake, workspace, experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
         home = tmp_path / "home"
-        b = await start_client({"fake": other, "home": home, "root": workspace}, "neovim", server_env(home, other.base_url),
+        b = await start_client({"fake": other, "home": home, "root": workspace}, "neovim", server_env(home, other.base_url, SHIRO_MODEL=EDIT_FILE_MODEL),
                                experimental=SAVES)
         try:
             for provider, name in ((fake, "a"), (other, "b")):

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from shiro_neko.protocol import plain
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env, start_client, stop
+from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client, stop
 
 ADVERTISE = {"shiro": {"approvals": True}}
 
@@ -19,7 +19,7 @@ ADVERTISE = {"shiro": {"approvals": True}}
 async def _client(tmp_path, fake, workspace, answers: list[Any], *, experimental=ADVERTISE):
     home = tmp_path / "home"
     h = await start_client({"fake": fake, "home": home, "root": workspace}, "visual-studio-code",
-                           server_env(home, fake.base_url), experimental=experimental)
+                           server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL), experimental=experimental)
     h.approvals: list[dict[str, Any]] = []  # type: ignore[attr-defined]
     h.cancelled = asyncio.Event()  # type: ignore[attr-defined]
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env, start_client
+from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client
 
 
 @pytest.mark.parametrize("wire", ["responses", "chat"])
 async def test_edit_fallbacks_pages_and_stale_write(tmp_path, fake, workspace, wire):
     home = tmp_path / "home"
     h = await start_client({"fake": fake, "home": home, "root": workspace}, "visual-studio-code",
-                           server_env(home, fake.base_url), settings={"wireApi": wire, "approvals": "auto"})
+                           server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL), settings={"wireApi": wire, "approvals": "auto"})
     try:
         (workspace / "m.py").write_text("class A:\n    def f(self):\n        return 1\n")
         (workspace / "big.txt").write_text("".join(f"{i:05d} " + "y" * 90 + "\n" for i in range(1, 1201)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import start_server, stop
+from tests.support.lsp import EDIT_FILE_MODEL, start_server, stop
 from tests.unit.test_sandbox import _require
 from tests.unit.test_sandbox_git import git, make_repo
 
@@ -40,7 +40,7 @@ def _results(h, turn_id):
 async def test_writing_git_metadata_is_always_asked(tmp_path, fake, workspace, approvals):
     make_repo(workspace)
     config_before = (workspace / ".git" / "config").read_text()
-    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": approvals})
+    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": approvals}, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     try:
         h.answers = ["Deny", "Always allow", "Deny"]
         fake.script(
@@ -75,7 +75,7 @@ async def test_a_sandboxed_command_plants_nothing_git_runs_later(tmp_path, fake,
     _require()
     make_repo(workspace)
     marker = tmp_path / "planted-program-ran"
-    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": "auto-edit"})
+    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": "auto-edit"}, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     try:
         fake.script(
             Reply(calls=[

@@ -20,7 +20,7 @@ import pytest
 from shiro_neko.protocol import DONT_TRUST
 from tests.core.test_short_term_memory import stm_call
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import Harness, start_server, stop
+from tests.support.lsp import EDIT_FILE_MODEL, Harness, start_server, stop
 
 SECRET = "OPENAI_API_KEY=sk-the-users-own-secret\n"
 
@@ -50,7 +50,7 @@ async def test_every_file_of_a_whole_session_is_owner_only(tmp_path, fake, works
     (workspace / ".env").write_text(SECRET)
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": "/bin/false"}}}))
     # cold: a fresh interpreter, which also writes the generated-code cache into this home
-    h = await start_server(tmp_path, fake, workspace, cold=True)
+    h = await start_server(tmp_path, fake, workspace, cold=True, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     home = h.home
     try:
         _answer_trust_questions(h)

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import server_env, start_client
+from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client
 
 
 def _result(harness, turn_id):
@@ -135,7 +135,7 @@ async def test_path_escape_is_refused(harness):
 async def test_abort_kills_a_running_command(tmp_path, fake, workspace):
     home = tmp_path / "home"
     h = await start_client(
-        {"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url),
+        {"fake": fake, "home": home, "root": workspace}, "neovim", server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL),
         # Unsandboxed: `$$` must be the host's pid (test_sandbox covers the sandboxed kill).
         init_options={"approvals": "auto", "sandbox": "off"},
     )
@@ -175,7 +175,7 @@ async def test_each_workspace_folder_is_its_own_boundary(tmp_path, fake):
     a.mkdir(), b.mkdir()
     (a / "only-in-a.txt").write_text("A\n")
     h = await start_client(
-        {"fake": fake, "home": home, "root": a}, "visual-studio-code", server_env(home, fake.base_url), folders=[a, b]
+        {"fake": fake, "home": home, "root": a}, "visual-studio-code", server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL), folders=[a, b]
     )
     try:
         fake.script(Reply(calls=[Call("read_file", {"path": "only-in-a.txt"})]), Reply(text="b"))
@@ -197,7 +197,7 @@ async def test_workspace_folders_can_change(tmp_path, fake):
     home = tmp_path / "home"
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
-    h = await start_client({"fake": fake, "home": home, "root": a}, "visual-studio-code", server_env(home, fake.base_url))
+    h = await start_client({"fake": fake, "home": home, "root": a}, "visual-studio-code", server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL))
     try:
         with pytest.raises(JsonRpcException) as caught:
             await h.chat("hi", workspace=b.as_uri())

@@ -10,7 +10,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import start_server, stop
+from tests.support.lsp import EDIT_FILE_MODEL, start_server, stop
 
 SAVES = {"shiro": {"saveDocuments": True}}
 
@@ -32,7 +32,7 @@ async def _listed_when(h, done):
 
 
 async def test_rewinding_the_whole_conversation_is_saved(tmp_path, fake, workspace):
-    h = await start_server(tmp_path, fake, workspace, experimental=SAVES)
+    h = await start_server(tmp_path, fake, workspace, experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     fake.script(Reply(calls=[Call("write_file", {"path": "hello.py", "content": "changed\n"})]), Reply(text="first done"),
                 Reply(text="second done"))
     try:
@@ -50,7 +50,7 @@ async def test_rewinding_the_whole_conversation_is_saved(tmp_path, fake, workspa
         await stop(h)
 
     # A restart (a VS Code reload, `shiro -c`): nothing old comes back, and the rewind can still be undone.
-    h2 = await start_server(tmp_path, fake, workspace, "neovim", experimental=SAVES)
+    h2 = await start_server(tmp_path, fake, workspace, "neovim", experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     try:
         [row] = (await h2.command("shiro.sessions"))["sessions"]
         assert row["messageCount"] == 0
@@ -67,7 +67,7 @@ async def test_rewinding_the_whole_conversation_is_saved(tmp_path, fake, workspa
 
 async def test_turn_end_files_turn_diff_and_undo_of_one_file(tmp_path, fake, workspace):
     (workspace / "notes.txt").write_text("one\ntwo\nthree\n")
-    h = await start_server(tmp_path, fake, workspace, experimental=SAVES)
+    h = await start_server(tmp_path, fake, workspace, experimental=SAVES, env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     fake.script(
         Reply(calls=[Call("write_file", {"path": "notes.txt", "content": "one\n2\nthree\n"}),
                      Call("write_file", {"path": "big.txt", "content": "".join(f"line {i}\n" for i in range(500))}),

@@ -26,6 +26,11 @@ CLIENTS = ["visual-studio-code", "neovim"]
 HANG = "<never answer>"
 
 
+# A model id outside the families offered `apply_patch` instead of `edit_file`
+# (server/agent/model_family.py): for the tests whose scripted replies call `edit_file`.
+EDIT_FILE_MODEL = "test-model"
+
+
 def server_env(home: Path, base_url: str | None, api_key: str | None = "sk-test-not-a-real-key", **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
     env["SHIRO_NEKO_HOME"] = str(home)

@@ -26,9 +26,9 @@ def test_tool_call_start_has_title_location_and_input() -> None:
 
 
 def test_a_failed_edit_shows_no_diff() -> None:
-    done = updates.tool_call_done("c", "old_text not found", True, ("/w/a", "x", "y"))
+    done = updates.tool_call_done("c", "old_text not found", True, [("/w/a", "x", "y")])
     assert done.status == "failed" and [c.type for c in done.content] == ["content"]
-    ok = updates.tool_call_done("c", "edited", False, ("/w/a", None, "y"))
+    ok = updates.tool_call_done("c", "edited", False, [("/w/a", None, "y")])
     assert [c.type for c in ok.content] == ["diff", "content"] and ok.content[0].old_text is None
 
 

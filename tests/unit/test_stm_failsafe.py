@@ -21,29 +21,31 @@ from tests.support.scripted import ScriptedProvider, make_session
 
 
 class BrokenPlanMemory:
-    """Hands the loop a plan holding `text` as a note's text (not a string: a bug's plan)."""
+    """Hands the loop a plan holding `text` as a note's text and `depth` as its depth (a bug's
+    plan: not a string, not a number). The note is one placed in the request (depth -1 is a
+    context message, agent/context_messages.py)."""
 
-    def __init__(self, text: Any) -> None:
-        self.text = text
+    def __init__(self, text: Any, depth: Any) -> None:
+        self.text, self.depth = text, depth
 
     async def plan(self, session: AgentSession, turn_id: str, prompt: str | None, settings: Settings, offers_tools: bool) -> Plan:
-        return Plan([Note("own", -1, self.text, True), Note("nudge", 0, "Short-term memory: nudge", True)])
+        return Plan([Note("own", self.depth, self.text, True), Note("nudge", 0, "Short-term memory: nudge", True)])
 
     async def turn_ended(self, session: AgentSession, turn_id: str, prompt: str | None, status: str) -> None:
         return None
 
 
 @pytest.mark.parametrize(
-    ("broken", "where"),
-    [(None, "the plan's token count"), (b"bytes, not text", "placing the notes in the request")],
+    ("broken", "depth", "where"),
+    [(None, 1, "the plan's token count"), ("text", "1", "a note's depth not a number")],
 )
 async def test_a_bug_in_short_term_memory_placement_leaves_the_notes_out_and_the_turn_goes_on(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: Any, where: str
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: Any, depth: Any, where: str
 ) -> None:
     provider = ScriptedProvider(assistant("answered"))
     sink = ListSink()
     session = make_session(tmp_path, provider, sink)
-    session.deps.short_term_memory = BrokenPlanMemory(broken)
+    session.deps.short_term_memory = BrokenPlanMemory(broken, depth)
     with caplog.at_level(logging.WARNING):
         outcome = await session.turns.submit("hello").done
     assert outcome.status == "completed" and outcome.text == "answered", where

@@ -129,12 +129,40 @@ def test_anchor_is_the_prompt_not_a_later_marker() -> None:
     assert find_anchor(msgs, None) == 2
 
 
-def test_place_routes_system_and_tool_free_variants() -> None:
+def test_place_leaves_the_stale_note_to_the_context_message_and_routes_the_rest() -> None:
     plan = plan_turn(S(nudgeDepth=2), rec(age=FRESH_SECONDS * 2), [rec("o")], facts(turns=5))
     msgs = [user("0"), assistant("1"), user("2")]
     placed = place(plan, msgs, 2)
-    assert len(placed.system) == 1 and placed.system_tool_free == []
+    # Depth -1 is never the instructions (issue 37): the turn's context message carries it, with
+    # the update time instead of an age, so an unchanged memory reads the same on every turn.
+    assert plan.context is not None and "the summary" in plan.context and "last updated" in plan.context
     assert [(i, req) for i, _, req in placed.inserts] == [(2, False), (1, True)]
+    # Without the turn's prompt in view, a note goes above history, still not in the instructions.
+    assert [i for i, _, _ in place(plan, msgs, None).inserts] == [0, 0]
+
+
+def test_plan_context_says_what_the_context_message_should() -> None:
+    assert plan_turn(S(), rec(age=60), [], facts()).context is None  # fresh: placed in the request
+    assert plan_turn(S(), None, [], facts()).context == ""  # no memory: said gone (once)
+    assert plan_turn(S(depth=4), rec(age=FRESH_SECONDS * 2), [], facts()).context is None
+    assert plan_turn(S(), rec(age=FRESH_SECONDS * 2), [], facts(prompt=None)).context is None  # no turn
+    # A nudge configured at -1 goes to the tail slot (the instructions stay the same bytes).
+    assert kinds(plan_turn(S(nudgeDepth=-1), None, [], facts(turns=5))) == [("nudge", 1)]
+
+
+def test_a_retry_without_tools_drops_the_memory_context_section() -> None:
+    from shiro_neko.agent.short_term_memory import apply, without_memory_context
+    from shiro_neko.model.transcript import TextPart, UserMessage
+
+    context = UserMessage(content=[TextPart(text="<environment_context>\nDate\n</environment_context>"),
+                                   TextPart(text="<short_term_memory>\nmine\n</short_term_memory>")], context=True)
+    only = UserMessage(content=[TextPart(text="<short_term_memory>\nold\n</short_term_memory>")], context=True)
+    msgs = [user("0"), only, assistant("1"), context, user("2")]
+    applied = apply(Plan(), msgs, list(msgs), msgs[-1])
+    assert applied.messages == msgs and applied.tool_free_messages is not None
+    free = applied.tool_free_messages
+    assert len(free) == 4 and "short_term_memory" not in repr(free) and "environment_context" in repr(free)
+    assert without_memory_context([user("0"), assistant("1")]) is None
 
 
 def test_supersede_cut_lands_on_a_user_message_and_keeps_the_latest_turn() -> None:
@@ -142,6 +170,11 @@ def test_supersede_cut_lands_on_a_user_message_and_keeps_the_latest_turn() -> No
     assert supersede_cut(msgs, 0) == 0
     assert supersede_cut(msgs, 2) == 3  # never between a call and its result
     assert supersede_cut(msgs, 6) == 5  # the latest turn always stays
+    # The context messages of the turn a cut lands on stay with its prompt (its memory among them).
+    from shiro_neko.model.transcript import TextPart, UserMessage
+
+    ctx = UserMessage(content=[TextPart(text="<short_term_memory>\nx\n</short_term_memory>")], context=True)
+    assert supersede_cut([user("0"), assistant("1"), ctx, user("3")], 2) == 2
     plan = plan_turn(S(renderMode="supersede"), rec(covered=4), [], facts(count=6))
     assert plan.hide_before == 4
 

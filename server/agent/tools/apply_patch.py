@@ -208,25 +208,50 @@ async def _apply_patch(host: ToolHost, args: ApplyPatchArgs) -> ToolResult:
     return ToolResult("applied the patch:\n" + "\n".join(planned.lines))
 
 
-async def _preview(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
-    """The first written file as the patch would leave it (the approval shows one file's diff)."""
+async def _changes(host: ToolHost, args: dict[str, Any]) -> list[tuple[Path, str | None]]:
+    """Every file as the patch would leave it (None: deleted), for the approval's diff."""
     try:
         planned = await plan_patch(host, check_arguments(ApplyPatchArgs, args, "apply_patch").input)
     except (ToolError, OSError):
-        return None
-    return next(((p, t) for p, t in planned.writes.items() if t is not None), None)
+        return []
+    return list(planned.writes.items())
+
+
+async def _preview(host: ToolHost, args: dict[str, Any]) -> tuple[Path, str] | None:
+    """The first written file as the patch would leave it (an editor opens one proposed file)."""
+    return next(((p, t) for p, t in await _changes(host, args) if t is not None), None)
 
 
 class ApplyPatchArgs(msgspec.Struct, forbid_unknown_fields=True):
     input: Annotated[str, Meta(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")]
 
 
+def patch_paths(text: object) -> list[str]:
+    """The paths a patch names (added, deleted, updated, moved to), as written, from its headers
+    alone: for what knows an edit by its paths (checkpoints, ACP locations), valid patch or not."""
+    if not isinstance(text, str):
+        return []
+    found = [line.split(": ", 1)[1].strip() for line in text.splitlines()
+             if line.startswith(("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "))]
+    return list(dict.fromkeys(p for p in found if p))
+
+
+def written_paths(tool_name: str, tool_input: object) -> list[str]:
+    """The files a write tool's call names, as written: `path` of write_file and edit_file, every
+    file of an apply_patch; [] for any other call."""
+    if not isinstance(tool_input, dict):
+        return []
+    if tool_name == "apply_patch":
+        return patch_paths(tool_input.get("input"))
+    path = tool_input.get("path")
+    return [path] if tool_name in ("write_file", "edit_file") and isinstance(path, str) else []
+
+
 def _summary(args: dict[str, Any]) -> str:
     text = args.get("input")
     if not isinstance(text, str):
         return "apply a patch"
-    files = [line.split(": ", 1)[1].strip() for line in text.splitlines()
-             if line.startswith(("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "))]
+    files = patch_paths(text)
     return "patch " + ", ".join(files[:10]) + (" …" if len(files) > 10 else "")
 
 
@@ -245,5 +270,6 @@ APPLY_PATCH = Tool(
     run=_apply_patch,
     approval="edit",
     preview=_preview,
+    changes=_changes,
     summary=_summary,
 )

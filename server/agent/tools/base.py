@@ -7,6 +7,7 @@ files and scripted answers.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Generic, Literal, Protocol, TypeVar
@@ -50,6 +51,10 @@ class ToolResult:
     image: "RawImage | None" = None
 
 
+# (turn id, tool call id) of the call whose `run` is running (set by agent/tool_calls.py): the
+# `task` tool's subagent tags its events with it (tools/task.py).
+running_call: ContextVar[tuple[str, str] | None] = ContextVar("running_call", default=None)
+
 # What `run` receives: a core tool's arguments Struct, or an MCP tool's plain JSON object.
 A = TypeVar("A")
 
@@ -74,6 +79,9 @@ class Tool(Generic[A]):
     # For edits: the file and its whole text as the call would leave it (shown with the approval;
     # from the unchecked arguments too, so it must expect anything).
     preview: Callable[["ToolHost", dict[str, Any]], Awaitable[tuple[Path, str] | None]] | None = None
+    # For an edit of several files (apply_patch): each file and its text after the call (None:
+    # deleted), so the approval's diff shows them all; `preview` is the first of them.
+    changes: Callable[["ToolHost", dict[str, Any]], Awaitable[list[tuple[Path, str | None]]]] | None = None
     # The result of a denied call when the default one would not say enough (it must say "denied").
     denied: str | None = None
     # Why this call is asked whatever the `approvals` mode, or None (from the unchecked arguments):
