@@ -73,6 +73,8 @@ def settings_with_flags(args: argparse.Namespace, cwd: Path, report: Any, loaded
         agent=args.agent, model=args.model, no_memory=args.no_memory, approvals=args.approvals,
         base_url=args.base_url, wire_api=args.wire_api,
     )
+    if getattr(args, "max_cost_usd", None) is not None:
+        flags["maxCostUsd"] = args.max_cost_usd
     return merge(loaded.settings, flags)
 
 

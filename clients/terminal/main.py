@@ -37,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="shiro",
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
-        "       [--base-url URL] [--wire-api API]\n"
+        "       [--base-url URL] [--wire-api API] [--output-format text|json|stream-json] [--max-cost-usd N]\n"
         "       shiro sessions [--json] [--limit N]\n"
         "       shiro trust [DIR]\n"
         "       shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]",
@@ -63,6 +63,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama (overrides OPENAI_BASE_URL)")
     parser.add_argument("--wire-api", choices=("responses", "chat", "auto"),
                         help="API shape the endpoint speaks (chat for most local servers; default: the setting, responses)")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
+                        help="with -p: text (the answer), json (one result object), stream-json (one event per line, "
+                        "then the result); docs/terminal.md")
+    parser.add_argument("--max-cost-usd", type=float, metavar="N",
+                        help="stop a turn before a request that would make it cost more than N US dollars (maxCostUsd)")
     parser.add_argument("--version", action="version", version=f"shiro {__version__}")
     sub = parser.add_subparsers(dest="command", title="subcommands", metavar="sessions | trust | acp")
     sessions = sub.add_parser("sessions", help="list this directory's sessions, newest first")
@@ -98,6 +103,12 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
 
         return run_trust(args, cwd)
     prompt: str | None = None
+    if args.output_format != "text" and args.prompt is None:
+        err("shiro: --output-format is for one turn: shiro -p \"prompt\" --output-format json")
+        return EXIT_USAGE
+    if args.max_cost_usd is not None and args.max_cost_usd < 0:
+        err("shiro: --max-cost-usd takes a number of US dollars, 0 or more")
+        return EXIT_USAGE
     if args.prompt is not None:
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
         if not prompt.strip():

@@ -2,7 +2,8 @@
 
 Works with no terminal at all (stdin at /dev/null, output piped): scripts, CI, benchmarks.
 stdout gets the answer and nothing else: streamed live when stdout is a terminal, else the
-turn's final text once it ends. Exit status: 0 completed, 1 error, 130 aborted (Ctrl-C).
+turn's final text once it ends (`--output-format json|stream-json`: clients/terminal/output_format.py).
+Exit status: 0 completed, 1 error, 3 stopped by the cost limit, 130 aborted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..model.visible_text import visible
 from .typed_ahead import drop_typed_ahead
 from .. import protocol as wire
 
-EXIT_OK, EXIT_ERROR, EXIT_ABORTED = 0, 1, 130
+from .output_format import EXIT_ABORTED, EXIT_COST_LIMIT, EXIT_ERROR, EXIT_OK, Collector
 APPROVAL_HINT = (
     "run `shiro` in a terminal to answer, or pass --approvals auto-edit (edits) or --approvals auto"
     " (edits and commands) to allow it"
@@ -52,11 +53,14 @@ def approval_hint(message: str, actions: list[str], approvals: str | None) -> st
 
 
 class OneShot:
-    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr, approvals: str | None = None) -> None:
+    def __init__(self, conn: Connection, out: TextIO = sys.stdout, err: TextIO = sys.stderr, approvals: str | None = None,
+                 output_format: str = "text", resumed: bool = False) -> None:
         self.conn = conn
         self.approvals = approvals  # the mode this run asked for (flag or settings), for a true hint
         self.out, self.err = out, err
-        self.stream_out = out.isatty()
+        self.collector = Collector(output_format, out)  # --output-format json|stream-json: stdout is theirs
+        self.resumed = resumed  # -c/-r: the result's usage is this turn's, not the session's
+        self.stream_out = out.isatty() and output_format == "text"
         self.color = err.isatty()
         self.stream = render.TextStream()
         self.blocks = MarkdownBlocks()  # stdout a terminal: the answer as markdown, a block at a time
@@ -72,6 +76,7 @@ class OneShot:
         print(render.to_ansi(line, self.color), file=self.err, flush=True)
 
     def on_event(self, event: wire.Event) -> None:
+        self.collector.event(event)
         if isinstance(event, wire.TextDeltaEvent):
             lines = self.stream.feed(event.text)
             if self.stream_out:
@@ -142,6 +147,26 @@ class OneShot:
         return wire.ApproveResult(decision=decision, reason=reason or None)  # type: ignore[arg-type]
 
     async def run(self, prompt: str) -> int:
+        """Exit status of the turn (output_format.py names them); `--output-format json` and
+        `stream-json` end with the result object on stdout."""
+        fmt = self.collector.fmt
+        before = await self._status(None) if self.resumed and fmt != "text" else None
+        code, result = await self._turn(prompt)
+        if code == EXIT_OK and self.collector.cost_limited:
+            code = EXIT_COST_LIMIT
+        if fmt != "text":
+            sid = result.get("sessionId")
+            status = await self._status(sid) if isinstance(sid, str) and sid else None
+            self.collector.line(self.collector.result(result, status, before, code))
+        return code
+
+    async def _status(self, session_id: str | None) -> dict[str, Any] | None:
+        try:
+            return await self.conn.command(wire.STATUS, {"sessionId": session_id} if session_id else {})
+        except (CommandError, ServerGone):
+            return None
+
+    async def _turn(self, prompt: str) -> tuple[int, dict[str, Any]]:
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, self._interrupt)
@@ -151,7 +176,7 @@ class OneShot:
             result = await self.conn.chat(prompt)
         except (CommandError, ServerGone) as exc:
             self._note([("red", f"shiro: error: {exc}")])
-            return EXIT_ERROR
+            return EXIT_ERROR, {"status": "error", "error": str(exc)}
         finally:
             try:
                 loop.remove_signal_handler(signal.SIGINT)
@@ -161,19 +186,19 @@ class OneShot:
         text = str(result.get("text") or "")
         if self.stream_out:
             self._end_text()
-        elif status == "completed" and text:
+        elif status == "completed" and text and self.collector.fmt == "text":
             # Made visible in a pipe too: `shiro -p … | tee log` or `| less -R` still reaches a
             # terminal, and a script has no use for a clipboard write or a cursor move.
             text = visible(text)
             self.out.write(text if text.endswith("\n") else text + "\n")
         self.out.flush()
         if status == "completed":
-            return EXIT_OK
+            return EXIT_OK, result
         if status == "aborted":
             self._note([("yellow", "shiro: aborted")])
-            return EXIT_ABORTED
+            return EXIT_ABORTED, result
         self._note([("red", f"shiro: error: {result.get('error') or 'the turn failed'}")])
-        return EXIT_ERROR
+        return EXIT_ERROR, result
 
     def _interrupt(self) -> None:
         if self.interrupted:  # a second Ctrl-C: stop waiting for the server

@@ -37,7 +37,8 @@ async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str, *started
     conn = _connection(cwd, *started)
     # Listening before the connection starts: the turn may already run (chat_ahead.py), and a
     # resume may re-ask a suspended approval.
-    oneshot = OneShot(conn, approvals=conn.init_options.get("approvals"))
+    oneshot = OneShot(conn, approvals=conn.init_options.get("approvals"), output_format=args.output_format,
+                      resumed=bool(args.cont or args.resume))
     await conn.start()
     try:
         await _resume(conn, args)
