@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { modelScenario } from './model_scenario.mjs';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const out = { steps: [], shots: {}, errors: [], console: [] };
@@ -659,6 +660,7 @@ try {
   else if (config.scenario === 'install') await installScenario();
   else if (config.scenario === 'stream') await streamBench();
   else if (config.scenario === 'resume') await resumeBench();
+  else if (config.scenario === 'model') await modelScenario({ page, config, out, step, shot, T, workbench, openPanel, palette, send, theme });
   else throw new Error(`unknown scenario ${config.scenario}`);
   out.ok = true;
 } catch (err) {
