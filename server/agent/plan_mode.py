@@ -79,6 +79,18 @@ def offered(session: "AgentSession", tools: list[Tool]) -> list[Tool]:
     return [t for t in tools if t.read_only]
 
 
+def refused(session: "AgentSession", tool: Tool | None, name: str, args: object) -> str | None:
+    """Why plan mode does not run this call (checked before any question), or None: a tool that
+    is not read-only (or not there at all), and a command asking to write past its sandbox."""
+    if mode_of(session) == "act":
+        return None
+    if tool is None or not tool.read_only:
+        return refusal(name)
+    if name == "run_command" and isinstance(args, dict) and args.get("write_paths"):
+        return PLAN_WRITE_PATHS
+    return None
+
+
 def refusal(tool_name: str) -> str:
     """The result of a call plan mode does not run: what is on, and how to go on."""
     return (
@@ -91,7 +103,7 @@ def refusal(tool_name: str) -> str:
 
 PLAN_WRITE_PATHS = (
     "refused: plan mode is on, so no command may write outside its read-only sandbox (write_paths); "
-    "the command was not run. Note the step in the plan instead."
+    "the command was not run. Note the step in the plan instead, for after the user presses Start."
 )
 UNCONFINED = "plan mode is on but no read-only sandbox can run here, so this command could change files"
 

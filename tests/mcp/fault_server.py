@@ -6,7 +6,8 @@
 Tools: echo(text), crash() (the process dies mid-call), hang() (never answers), fail() (an isError
 result), picture() (an image), env(name) (one environment variable), big(size) (a text answer of
 `size` bytes), helper(how, pidfile) (starts a detached `sleep` that would outlive the server: `how`
-is "setsid" or "double-fork"; its pid goes to `pidfile`), and with --bad-schema a tool whose input
+is "setsid" or "double-fork"; its pid goes to `pidfile`), write(path, text) (writes a file: a tool
+that changes something), peek(path) (reads one, marked readOnlyHint), and with --bad-schema a tool whose input
 schema is not valid JSON Schema. --helpers PATH starts one helper of each kind at start (their pids
 go to PATH).
 """
@@ -94,6 +95,11 @@ def main() -> None:
         types.Tool(name="helper", description="Start a detached helper", input_schema={
             "type": "object", "properties": {"how": {"type": "string"}, "pidfile": {"type": "string"}},
             "required": ["how", "pidfile"]}),
+        types.Tool(name="write", description="Write text to a file", input_schema={
+            "type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+            "required": ["path", "text"]}),
+        types.Tool(name="peek", description="Read a file", annotations=types.ToolAnnotations(read_only_hint=True),
+                   input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
     ]
     if opts.bad_schema:
         tools.append(types.Tool(name="broken", description="Invalid schema", input_schema={
@@ -129,6 +135,13 @@ def main() -> None:
             with open(str(args.get("pidfile")), "a") as f:
                 f.write(f"{pid}\n")
             return types.CallToolResult(content=[types.TextContent(type="text", text=f"helper {pid}")])
+        if params.name == "write":
+            with open(str(args.get("path")), "w") as f:
+                f.write(str(args.get("text")))
+            return types.CallToolResult(content=[types.TextContent(type="text", text="written")])
+        if params.name == "peek":
+            with open(str(args.get("path"))) as f:
+                return types.CallToolResult(content=[types.TextContent(type="text", text=f.read())])
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"no tool {params.name}")], is_error=True)
 
     server = Server("fault-server", on_list_tools=list_tools, on_call_tool=call_tool)
