@@ -78,7 +78,8 @@ class DeltaCoalescer:
         now = self._clock()
         pending = self._pending
         if pending is not None:
-            if type(pending) is type(event) and pending.sessionId == event.sessionId and pending.turnId == event.turnId:
+            if (type(pending) is type(event) and pending.sessionId == event.sessionId and pending.turnId == event.turnId
+                    and pending.parentToolCallId == event.parentToolCallId):  # a subagent's text is its own
                 self._parts.append(event.text)
                 self._size += len(event.text)
                 if self._size >= self._limit or (not self.busy() and now - self._held_since >= BEHIND_S):

@@ -41,6 +41,7 @@ from .agent.tools.editor_tools import editor_tools
 from .agent.tools.background import BackgroundCommands, remove_output
 from .agent.tools.shell import background_tools
 from .agent.tools.web_fetch import web_fetch_tool
+from .agent.tools.task import task_tool
 from .agent.tools.sandbox import probe_soon, sandbox_for, sandbox_status
 from .config import EFFORTS, Approvals, Effort, Settings, merge_settings
 from .errors import InvalidArguments, Refused
@@ -256,6 +257,7 @@ class ShiroService:
             + self.mcp.tools(session.root)
             + background_tools(self.background_of(session))
             + [web_fetch_tool(tuple(self.settings.webFetchAllowedDomains))]
+            + [task_tool(session)]  # a read-only subagent (agent/subagent.py)
             + self.skills.tools(session)
         )
         # The editor's diagnostics and navigation, when its client declared them (issue 38); an

@@ -239,12 +239,16 @@ async def test_read_file_prefers_the_editor_buffer(ws: Path) -> None:
 
 
 async def test_read_file_missing_binary_and_directory(ws: Path, host: DiskToolHost) -> None:
-    (ws / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (ws / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
     (ws / "d").mkdir()
     missing = await call(host, "read_file", {"path": "nope.txt"})
     assert missing.is_error and "not found" in missing.output
-    binary = await call(host, "read_file", {"path": "img.png"})
+    binary = await call(host, "read_file", {"path": "blob.bin"})
     assert binary.is_error and "binary" in binary.output
+    # Named as an image, it is one (issue 40: sent to the model, tests/lsp/test_images.py).
+    (ws / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    image = await call(host, "read_file", {"path": "img.png"})
+    assert not image.is_error and image.image is not None and image.image.media_type == "image/png"
     directory = await call(host, "read_file", {"path": "d"})
     assert directory.is_error and "directory" in directory.output
 
