@@ -28,8 +28,11 @@ from .sink import AcpSink
 
 log = logging.getLogger(__name__)
 
-# Session modes are the `approvals` setting's three values, switchable per session.
+# Session modes: plan (shiro.setMode "plan": nothing that changes a file is offered or run), and the
+# `approvals` setting's three values (act mode with those approvals), switchable per session.
+PLAN = "plan"
 MODES = [
+    schema.SessionMode(id=PLAN, name="Plan", description="Read, search and plan only: nothing is changed until you pick another mode"),
     schema.SessionMode(id="ask", name="Ask", description="Edits and commands need your yes"),
     schema.SessionMode(id="auto-edit", name="Auto edit", description="Edits run at once; commands need your yes"),
     schema.SessionMode(id="auto", name="Auto", description="Everything runs without asking"),
@@ -112,7 +115,8 @@ class ShiroAcpAgent:
             self.service.preload_provider()
 
     def _modes(self, session: AgentSession) -> schema.SessionModeState:
-        return schema.SessionModeState(current_mode_id=self.service.settings_for(session.id).approvals, available_modes=MODES)
+        current = PLAN if session.state.mode == PLAN else self.service.settings_for(session.id).approvals
+        return schema.SessionModeState(current_mode_id=current, available_modes=MODES)
 
     def _session(self, session_id: str) -> AgentSession:
         session = self.service.sessions.get(self._live.get(session_id, session_id))
@@ -194,7 +198,10 @@ class ShiroAcpAgent:
         session = self._session(session_id)
         if mode_id not in {m.id for m in MODES}:
             raise _invalid(f"unknown mode {mode_id!r} (modes: {', '.join(m.id for m in MODES)})")
-        self.service.approval_modes[session.id] = mode_id  # type: ignore[assignment]
+        if mode_id == PLAN:
+            self.service.set_mode(session, "plan", None)
+        else:
+            self.service.set_mode(session, "act", mode_id)  # type: ignore[arg-type]
         self.sink.send(session.id, updates.helpers.update_current_mode(mode_id))
         await self.sink.drain()
         return schema.SetSessionModeResponse()

@@ -50,7 +50,7 @@ async def test_typescript_sdk_client_drives_a_session(tmp_path, fake, workspace)
 
     assert summary["initialize"]["protocolVersion"] == 1
     assert summary["initialize"]["agentCapabilities"]["loadSession"] is True
-    assert summary["modes"]["currentModeId"] == "ask" and len(summary["modes"]["availableModes"]) == 3
+    assert summary["modes"]["currentModeId"] == "ask" and len(summary["modes"]["availableModes"]) == 4
     assert summary["stops"] == ["end_turn", "cancelled"]
     kinds = [u["sessionUpdate"] for u in summary["updates"]]
     for kind in ("available_commands_update", "plan", "usage_update", "tool_call", "tool_call_update",
