@@ -29,6 +29,7 @@ Scope = Literal["project", "user"]
 MAX_ENTRIES = 200  # skills and commands of one catalog, project and user together
 MAX_DESCRIPTION = 300  # characters of a description shown in menus and to the model
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+PLAIN_KEY = re.compile(r"^([A-Za-z][\w-]*):(.*)$")
 SKILLS_SECTION = "available_skills"  # the context section that lists them (agent/context_messages.py)
 
 
@@ -58,11 +59,16 @@ def front_matter(text: str) -> tuple[dict[str, Any], str]:
         raise ValueError("the front matter has no closing '---' line")
     import yaml  # noqa: PLC0415 - ~10 ms, paid only by a workspace with skills or commands
 
+    header = lines[1:end]
     try:
         # safe_load: plain data only; a tag that would build an object is an error, never run.
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+        meta = yaml.safe_load("\n".join(header)) or {}
     except yaml.YAMLError as exc:
-        raise ValueError(f"its front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
+        # Claude Code's own examples write `argument-hint: [pr-number] [priority]`, which YAML
+        # refuses; it reads such lines as plain text, and so do we, so those files work as they are.
+        meta = {m.group(1): m.group(2).strip() for line in header if (m := PLAIN_KEY.match(line))}
+        if not meta:
+            raise ValueError(f"its front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(meta, dict):
         raise ValueError("its front matter is not a mapping of keys to values")
     return meta, "\n".join(lines[end + 1:]).lstrip("\n")
