@@ -2,11 +2,19 @@
 
 A scripted 30-step session through the real service (in-process, tests/support/service.py) against
 the HTTP fake provider: reads, edits of several files (git status changes), todo_write updates, a
-nested AGENTS.md found halfway, commands, over three turns. For every provider request of the
-session, the share of its prompt (instructions, tools, conversation: tests/fake_provider.py's
-`prompt_text`, the order a provider's prefix cache reads it) that is a byte-for-byte prefix
-repeated from the previous request, and the cached tokens the fake's cache model reports. Both
-wire APIs. Writes bench/results/prompt_cache.json.
+nested AGENTS.md found halfway, commands, a short-term memory update, over three turns. For every
+provider request of the session (its prompt: instructions, tools, conversation, as
+tests/fake_provider.py's `prompt_text` orders them, the order a provider's prefix cache reads it):
+
+- `repeats_previous` (the issue's figure, per request): the share of the previous request's input
+  that this request repeats byte for byte as its prefix. 100 % but the JSON's closing brackets
+  when nothing earlier was rewritten, however much the request appends (a big read appends a lot:
+  it is new input, not a broken prefix). A rewrite of the instructions, the tools or any earlier
+  item shows as a low figure here.
+- `cached_share`: the share of this request's own input that is that repeated prefix (what a
+  prefix cache can serve); it is lower exactly where the request appends much (a 120-line read).
+
+Both wire APIs. Writes bench/results/prompt_cache.json.
 
 Run: python bench/prompt_cache.py
 """
@@ -75,7 +83,8 @@ def _script() -> list[list[Reply]]:
         Reply(calls=[Call("read_file", {"path": "src/mod3.py"})]),
         Reply(calls=[Call("edit_file", {"path": "src/mod3.py", "old_text": "def f5():\n    return 5", "new_text": "def f5():\n    return 55"})]),
         Reply(calls=[Call("run_command", {"command": "ls src"})]),
-        Reply(calls=[Call("grep", {"pattern": "return 55"})]),
+        # A fresh running summary: turn 3 gets it before its prompt (docs/short-term-memory.md).
+        Reply(calls=[Call("update_short_term_memory", {"summary": "Goal: four steps; mod0, mod1, handler, mod3 done."})]),
         Reply(calls=[todos(3)]),
         Reply(text="Validated inputs in src/api/handler.py:2."),
     ]
@@ -97,7 +106,8 @@ def _script() -> list[list[Reply]]:
 async def _session(wire: str, home: Path, root: Path) -> dict[str, Any]:
     fake = FakeProvider().start()
     try:
-        async with service_harness(fake, home, root, wireApi=wire, approvals="auto", sandbox="off") as h:
+        # A model of no apply_patch family: the script edits with edit_file (agent/model_family.py).
+        async with service_harness(fake, home, root, wireApi=wire, approvals="auto", sandbox="off", model="bench-model") as h:
             for prompt, turn in zip(("make the two changes", "now the API handler", "finish the rest"), _script()):
                 fake.script(*turn)
                 result = await h.chat(prompt)
@@ -106,18 +116,22 @@ async def _session(wire: str, home: Path, root: Path) -> dict[str, Any]:
         requests = fake.main_requests
         assert len(requests) == STEPS and not fake.rejections, (len(requests), fake.rejections)
         prompts = [prompt_text(r.api, r.body) for r in requests]
-        shares = [common_prefix(a, b) / len(b) for a, b in zip(prompts, prompts[1:])]
-        # How much of the previous request is repeated: all of it but the JSON's closing brackets
-        # when nothing before the new items changed (a broken prefix shows as a low figure here).
-        kept = [common_prefix(a, b) / len(a) for a, b in zip(prompts, prompts[1:])]
+        repeated = [common_prefix(a, b) for a, b in zip(prompts, prompts[1:])]
+        kept = [n / len(a) for n, a in zip(repeated, prompts)]  # of the previous request
+        shares = [n / len(b) for n, b in zip(repeated, prompts[1:])]  # of this request
         return {
             "requests": len(requests),
-            "share_min": round(min(shares), 4),
-            "share_median": round(statistics.median(shares), 4),
-            "share_mean": round(statistics.fmean(shares), 4),
-            "shares": [round(s, 4) for s in shares],
-            "below_95": sum(s < 0.95 for s in shares),
-            "previous_kept_min": round(min(kept), 4),
+            "repeats_previous_min": round(min(kept), 4),
+            "repeats_previous_median": round(statistics.median(kept), 4),
+            "repeats_previous": [round(k, 4) for k in kept],
+            "repeats_previous_below_95": sum(k < 0.95 for k in kept),
+            "cached_share_min": round(min(shares), 4),
+            "cached_share_median": round(statistics.median(shares), 4),
+            "cached_share_mean": round(statistics.fmean(shares), 4),
+            "cached_share": [round(s, 4) for s in shares],
+            "cached_share_below_95": sum(s < 0.95 for s in shares),
+            # What each request appended (characters): the large ones are the reads.
+            "appended_chars": [len(b) - n for n, b in zip(repeated, prompts[1:])],
             "prompt_chars_first_last": [len(prompts[0]), len(prompts[-1])],
             # What shiro/status reports from the fake's usage (its cache model counts the tools too,
             # its input_tokens do not: a ratio of the two would overstate).
@@ -149,9 +163,11 @@ def main() -> None:
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n")
     for wire, figures in result["wires"].items():
-        print(f"{wire}: share of the previous request's prefix min {figures['share_min']:.1%}, median "
-              f"{figures['share_median']:.1%}, mean {figures['share_mean']:.1%}, {figures['below_95']} of "
-              f"{figures['requests'] - 1} below 95 %; of the previous request repeated at least {figures['previous_kept_min']:.2%}")
+        print(f"{wire}: each request repeats at least {figures['repeats_previous_min']:.2%} of the previous one "
+              f"({figures['repeats_previous_below_95']} of {figures['requests'] - 1} below 95 %); the repeated prefix is "
+              f"min {figures['cached_share_min']:.1%}, median {figures['cached_share_median']:.1%} of a request's own input "
+              f"({figures['cached_share_below_95']} below 95 %, each appending a tool result of at least "
+              f"{min([a for a, c in zip(figures['appended_chars'], figures['cached_share']) if c < 0.95], default=0):,} characters)")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,14 @@ from __future__ import annotations
 import pytest
 
 from tests.core.test_prompt_prefix import context_texts, conversation, make_repo, session_script, static_part
-from tests.support.lsp import start_server, stop
+from tests.support.lsp import EDIT_FILE_MODEL, start_server, stop
 
 
 @pytest.mark.parametrize("wire", ["responses", "chat"])
 async def test_prefix_context_messages_and_effort_over_the_wire(tmp_path, fake, workspace, wire):
     make_repo(workspace)
-    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": "auto", "sandbox": "off", "wireApi": wire})
+    h = await start_server(tmp_path, fake, workspace, init_options={"approvals": "auto", "sandbox": "off", "wireApi": wire},
+                           env={"SHIRO_MODEL": EDIT_FILE_MODEL})
     try:
         fake.script(*session_script())
         assert (await h.chat("change hello.py"))["status"] == "completed"

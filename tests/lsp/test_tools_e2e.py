@@ -61,6 +61,8 @@ async def test_edit_of_open_file_arrives_as_apply_edit(harness):
         types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text="print('hello')\n"))
     )
     harness.answers = ["Allow"]
+    # A model offered edit_file (the default, gpt-5, gets apply_patch: agent/model_family.py).
+    harness.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"shiro": {"model": EDIT_FILE_MODEL}}))
     harness.fake.script(
         Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "hello", "new_text": "bonjour"})]),
         Reply(text="edited"),
