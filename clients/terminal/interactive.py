@@ -38,6 +38,7 @@ from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from .approval_text import approval_lines, question
+from . import permissions_view
 from ..model.visible_text import visible
 from .typed_ahead import AnswerGate, drop_typed_ahead
 
@@ -63,6 +64,7 @@ COMMANDS = {
     "/undo": "/undo [path]: put back the files the last turn changed (or one of them); the conversation stays",
     "/effort": "/effort [minimal|low|medium|high|default]: how hard the model thinks",
     "/reasoning": "the model's reasoning summary of this turn, unfolded",
+    "/permissions": "the permission rules (allow/ask/deny, where each is kept); /permissions rm N removes one",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
     "/private": "start a new private session (its short-term memory stays out of other sessions)",
@@ -324,8 +326,7 @@ class Interactive:
             self.messages.pop(future, None)
             self.diffs.pop(future, None)
             reason = self.reasons.pop(future, None)
-        decision = {wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(title or "", "deny")
-        return wire.ApproveResult(decision=decision, reason=reason if decision == "deny" else None)  # type: ignore[arg-type]
+        return permissions_view.approve_result(title, reason)  # "always" with where its rule is kept
 
     def _show_question(self) -> None:
         """The first open question's request, in full, right above the prompt that asks it (the
@@ -368,7 +369,7 @@ class Interactive:
         if kind == wire.TRUST_TOOL:
             said = {wire.TRUST: "  trusted", wire.DONT_TRUST: "  not trusted until these files change"}.get(title or "", f"  not now: {trust_flow.TRUST_HINT}")
         else:
-            said = {"Allow": "  allowed", "Always allow": "  always allowed"}.get(title or "", "  denied" + (f": {reason}" if reason else ""))
+            said = {"Allow": "  allowed", **permissions_view.SAID}.get(title or "", "  denied" + (f": {reason}" if reason else ""))
         self.say([("dim", said)])
         self.redraw()
 
@@ -399,7 +400,7 @@ class Interactive:
             return fragments + [("class:yellow", "deny, and tell the model why (Enter sends, Esc denies without) › ")]
         if self.approvals:
             kind, future = self.approvals[0]
-            keys = "[a]llow / al[w]ays / [d]eny / [r]eason" + (" / [v]iew diff" if future in self.diffs else "")
+            keys = permissions_view.KEYS + (" / [v]iew diff" if future in self.diffs else "")
             keys = question(keys, self.messages.get(future, kind))
             return fragments + [("class:yellow", f"{keys} › ")]
         return fragments + [("class:prompt-mark", "› ")]
@@ -430,7 +431,7 @@ class Interactive:
         trusting = Condition(lambda: self.trust_open)
         reasoning = Condition(lambda: self.reason_open and bool(self.approvals))
         asking = Condition(lambda: bool(self.approvals)) & ~trusting & ~reasoning
-        for key, title in (("a", "Allow"), ("y", "Allow"), ("w", "Always allow"), ("d", "Deny"), ("n", "Deny")):
+        for key, title in permissions_view.ANSWER_KEYS.items():
             kb.add(key, filter=asking)(lambda event, title=title: self.answer_key(event, title))
 
         @kb.add("r", filter=asking)
@@ -600,6 +601,7 @@ class Interactive:
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new, "/private": self.cmd_private,
             "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
             "/diff": self.cmd_diff, "/undo": self.cmd_undo, "/effort": self.cmd_effort, "/reasoning": self.cmd_reasoning,
+            "/permissions": self.cmd_permissions,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -747,6 +749,9 @@ class Interactive:
         effort = result.get("effort")
         said = f"reasoning effort {effort}" if effort else "reasoning effort: the endpoint's default"
         self.say([("green" if arg else "", said), ("dim", f"  ({result.get('model')}{', from the next request' if arg else ''})")])
+
+    async def cmd_permissions(self, arg: str) -> None:
+        self.say(*await permissions_view.run(self.conn.command, arg))
 
     async def cmd_reasoning(self, _: str) -> None:
         self.show_reasoning()

@@ -19,6 +19,7 @@ from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from . import render
 from .approval_text import approval_lines, question
+from . import permissions_view
 from .connection import CommandError, Connection, ServerGone
 from ..model.visible_text import visible
 from .typed_ahead import drop_typed_ahead
@@ -138,13 +139,13 @@ class OneShot:
             if not self.err.isatty():
                 for line in lines:
                     self._note(line)
-            ask = render.to_ansi([("yellow", question("[a]llow / al[w]ays / [d]eny / [r]eason", message) + ": ")], True)
+            ask = render.to_ansi([("yellow", question(permissions_view.KEYS, message) + ": ")], True)
             answer = await _in_daemon_thread(_ask_tty, shown + ask)
             reason: str | None = None
             if answer[:1].lower() == "r":
                 reason = answer[1:].strip() or await _in_daemon_thread(_ask_tty, render.to_ansi([("yellow", "reason: ")], True))
-        decision = {"a": "allow", "y": "allow", "w": "always"}.get(answer[:1].lower(), "deny")
-        return wire.ApproveResult(decision=decision, reason=reason or None)  # type: ignore[arg-type]
+        # w: always for the session, f: in this folder, u: for the user (permissions_view.py).
+        return permissions_view.approve_result(permissions_view.ANSWER_KEYS.get(answer[:1].lower()), reason)
 
     async def run(self, prompt: str) -> int:
         """Exit status of the turn (output_format.py names them); `--output-format json` and
