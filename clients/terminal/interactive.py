@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable, Iterable
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none, run_in_terminal
 from prompt_toolkit.completion import Completer, Completion
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, has_completions
 from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuples
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings
@@ -39,6 +39,7 @@ from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from .approval_text import approval_lines, question
 from . import permissions_view
+from . import plan_mode
 from ..model.visible_text import visible
 from .typed_ahead import AnswerGate, drop_typed_ahead
 
@@ -64,6 +65,9 @@ COMMANDS = {
     "/undo": "/undo [path]: put back the files the last turn changed (or one of them); the conversation stays",
     "/effort": "/effort [minimal|low|medium|high|default]: how hard the model thinks",
     "/reasoning": "the model's reasoning summary of this turn, unfolded",
+    "/plan": "/plan [prompt]: plan mode: the model reads and plans, nothing is changed (shift+tab switches)",
+    "/act": "/act [ask|auto-edit|auto]: leave plan mode (with those approvals)",
+    "/start": "/start [ask|auto-edit|auto]: act mode, and the plan carried out",
     "/permissions": "the permission rules (allow/ask/deny, where each is kept); /permissions rm N removes one",
     "/new": "start a new session (the old one stays saved)",
     "/clear": "same as /new",
@@ -175,6 +179,7 @@ class Interactive:
         self.conn, self.cwd = conn, cwd
         self.session_id: str | None = None
         self.statuses: dict[str, wire.StatusPayload] = {}
+        self.plan = plan_mode.PlanMode(conn.command, self.send, self.say)  # /plan, /act, /start, shift+tab
         self.last_status: wire.StatusPayload | None = None
         self.todos: dict[str, str] = {}
         self.stream = render.TextStream()
@@ -262,6 +267,8 @@ class Interactive:
             if event.files:
                 self.last_turn = (event.turnId, [f.path for f in event.files])
         lines = render.event_lines(event, self.tools)
+        if isinstance(event, wire.TurnEndEvent) and event.sessionId == self.session_id:
+            lines += plan_mode.ended_lines(event, self.status)
         if lines:
             self.say(*lines)
         self.redraw()
@@ -413,6 +420,9 @@ class Interactive:
         badge = render.sandbox_badge(status)
         if badge is not None:
             fragments.append((f"class:{badge[0]}", badge[1]))
+        planning = plan_mode.badge(status)
+        if planning is not None:
+            fragments.append((f"class:{planning[0]}", planning[1]))
         if status is not None:
             fragments.append(("class:dim", visible(f"  {status.model}  {render.cost_text(status)}")))
         if self.busy:
@@ -460,6 +470,10 @@ class Interactive:
         @kb.add("c-o")
         def _(event: Any) -> None:
             self.show_reasoning()
+
+        @kb.add("s-tab", filter=~asking & ~trusting & ~has_completions)
+        def _(event: Any) -> None:
+            self.spawn(self.slash_call(self.plan.toggle(self.status)))
         # The trust question: Trust / Never (until the files change) / Not now (nothing remembered).
         for key, choice in (("y", wire.TRUST), ("t", wire.TRUST), ("n", wire.DONT_TRUST), ("enter", None)):
             kb.add(key, filter=trusting)(lambda event, choice=choice: self.answer_key(event, choice))
@@ -570,6 +584,15 @@ class Interactive:
         except ServerGone as exc:
             self.server_gone(exc)
 
+    async def slash_call(self, call: Awaitable[None]) -> None:
+        """A command outside a typed line (a key binding), its errors said as a slash command's are."""
+        try:
+            await call
+        except CommandError as exc:
+            self.say([("red", str(exc))])
+        except ServerGone as exc:
+            self.server_gone(exc)
+
     def server_gone(self, exc: Exception) -> None:
         if self.leaving:
             return
@@ -601,6 +624,7 @@ class Interactive:
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new, "/private": self.cmd_private,
             "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
             "/diff": self.cmd_diff, "/undo": self.cmd_undo, "/effort": self.cmd_effort, "/reasoning": self.cmd_reasoning,
+            "/plan": self.plan.plan, "/act": self.plan.act, "/start": self.plan.start,
             "/permissions": self.cmd_permissions,
         }
 
