@@ -419,7 +419,7 @@ class ShiroService:
     # -- commands -------------------------------------------------------------------------
     def submit_chat(self, args: ChatArgs, extra_blocks: list[str] | None = None) -> tuple[AgentSession, QueuedPrompt]:
         """Queue a prompt; `extra_blocks` are attachments the editor sent as text (ACP resources)."""
-        if not args.prompt.strip():
+        if not args.prompt.strip() and not args.images:  # a pasted screenshot alone is a prompt
             raise Refused("the prompt is empty")
         session = self.session_for(args.sessionId, args.workspace)
         try:

@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import InvalidArguments, Refused
 from ..mcp.specs import SpecError, spec_from_acp
 from ..model.session_state import SessionState
-from ..protocol import ChatArgs, SessionArgs, SessionSummary
+from ..protocol import ChatArgs, ChatImage, SessionArgs, SessionSummary
 from ..service import LiveSession as AgentSession, ShiroService, TurnOutcome, file_block
 from ..workspaces import Workspace
 from . import slash, updates
@@ -81,7 +81,7 @@ class ShiroAcpAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=schema.PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=schema.McpCapabilities(http=True, sse=False),
                 session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
             ),
@@ -207,26 +207,29 @@ class ShiroAcpAgent:
         return schema.SetSessionModeResponse()
 
     # -- turns ----------------------------------------------------------------------------
-    def _prompt_parts(self, session: AgentSession, blocks: list[Any]) -> tuple[str, list[str], list[str]]:
-        """The prompt text, the workspace files it links, and the text resources it embeds."""
+    def _prompt_parts(self, session: AgentSession, blocks: list[Any]) -> tuple[str, list[str], list[str], list[ChatImage]]:
+        """The prompt text, the workspace files it links, the text resources it embeds, its images."""
         texts: list[str] = []
         links: list[str] = []
         embedded: list[str] = []
+        images: list[ChatImage] = []  # checked and downscaled as shiro.chat's (agent/images.py)
         for block in blocks:
             if isinstance(block, schema.TextContentBlock):
                 texts.append(block.text)
+            elif isinstance(block, schema.ImageContentBlock):
+                images.append(ChatImage(mediaType=block.mime_type, data=block.data))
             elif isinstance(block, schema.ResourceContentBlock):
                 links.append(_file_path(block.uri))
             elif isinstance(block, schema.EmbeddedResourceContentBlock) and isinstance(block.resource, schema.TextResourceContents):
                 embedded.append(file_block(_shown(session.root, block.resource.uri), block.resource.text))
             else:
                 kind = getattr(block, "type", type(block).__name__)
-                raise _invalid(f"unsupported prompt content {kind!r}: shiro-neko takes text, resource links and text resources")
-        return "".join(texts), links, embedded
+                raise _invalid(f"unsupported prompt content {kind!r}: shiro-neko takes text, images, resource links and text resources")
+        return "".join(texts), links, embedded, images
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> schema.PromptResponse:
         session = self._session(session_id)
-        text, links, embedded = self._prompt_parts(session, prompt)
+        text, links, embedded, images = self._prompt_parts(session, prompt)
         command = slash.parse(text.strip())
         if command is not None:
             answer = await slash.run(self.service, session, *command)
@@ -234,7 +237,7 @@ class ShiroAcpAgent:
             await self.sink.drain()
             return schema.PromptResponse(stop_reason="end_turn")
         try:
-            _, item = await self.service.submit_prompt(ChatArgs(prompt=text, sessionId=session.id, attachments=links), embedded)
+            _, item = await self.service.submit_prompt(ChatArgs(prompt=text, sessionId=session.id, attachments=links, images=images), embedded)
         except (Refused, InvalidArguments) as exc:
             raise _invalid(str(exc)) from None
         # Shielded: a connection that closes mid-turn cancels this handler, not the turn (it is saved).

@@ -18,7 +18,7 @@ async def test_initialize_advertises_what_we_support(acp):
     caps = acp.init.agent_capabilities
     assert acp.init.protocol_version == 1
     assert caps.load_session is True
-    assert caps.prompt_capabilities.embedded_context is True and caps.prompt_capabilities.image is False
+    assert caps.prompt_capabilities.embedded_context is True and caps.prompt_capabilities.image is True
     assert caps.mcp_capabilities.http is True
     assert caps.session_capabilities.list is not None
     assert acp.init.agent_info.name == "shiro-neko"
@@ -225,10 +225,10 @@ async def test_bad_input_gets_errors_and_the_agent_keeps_serving(acp):
         await acp.prompt("no-such-session", "hi")
     assert unknown.value.code == -32602 and "no-such-session" in str(unknown.value)
     session_id = await acp.new_session()
-    image = schema.ImageContentBlock(type="image", data="aGk=", mime_type="image/png")
+    image = schema.ImageContentBlock(type="image", data="aGk=", mime_type="image/png")  # "hi": no PNG
     with pytest.raises(RequestError) as unsupported:
         await acp.conn.prompt(session_id=session_id, prompt=[image])
-    assert unsupported.value.code == -32602 and "image" in str(unsupported.value)
+    assert unsupported.value.code == -32602 and "is not a PNG, JPEG, GIF or WebP image" in str(unsupported.value)
     with pytest.raises(RequestError) as missing:
         await acp.conn.load_session(cwd=str(acp.root), session_id="0000dead", mcp_servers=[])
     assert missing.value.code == -32602
@@ -335,3 +335,23 @@ async def test_new_session_with_private_meta_is_a_private_session(acp):
         await asyncio.sleep(0.05)
     kinds = {r["id"]: r.get("private", False) for r in records(acp.home)}
     assert kinds == {private: True, plain: False}
+
+
+async def test_an_image_block_reaches_the_model(tmp_path, fake, workspace):
+    """Issue 40: an ACP image content block goes to the model as shiro.chat's images do (an image
+    alone is a prompt too)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (12, 10), (0, 128, 0)).save(out, "PNG")
+    image = schema.ImageContentBlock(type="image", data=base64.b64encode(out.getvalue()).decode(), mime_type="image/png")
+    async with run_acp(tmp_path / "home", workspace, fake, SHIRO_MODEL="gpt-5") as acp:
+        session_id = await acp.new_session()
+        fake.script(Reply(text="green"))
+        assert (await acp.conn.prompt(session_id=session_id, prompt=[image])).stop_reason == "end_turn"
+    [part] = [p for i in fake.requests[-1].body["input"] if i.get("role") == "user" for p in i["content"]
+              if p["type"] == "input_image"]
+    assert part["image_url"].startswith("data:image/png;base64,")
