@@ -56,8 +56,11 @@ class SessionAdminFeature:
 
     async def _resolve(self, workspace: Workspace, prefix: str) -> tuple[str, str]:
         """(full id, shortest unique prefix) of a full id or unique prefix, as shiro.resume takes it."""
+        wanted = prefix.strip().lower()
+        live = [s.id for s in self.registry.all() if wanted and s.id.startswith(wanted) and s.messages]
         try:
-            session_id = await asyncio.to_thread(self.store.resolve, prefix, workspace.root)
+            # A session of this server not saved yet (its autosave waits) is found all the same.
+            session_id = live[0] if len(live) == 1 else await asyncio.to_thread(self.store.resolve, prefix, workspace.root)
             return session_id, await asyncio.to_thread(self.store.resume_hint, session_id)
         except StateError as exc:
             raise Refused(str(exc)) from None

@@ -263,6 +263,9 @@ class SessionIndex:
         # committed (or we wrote): the listing's name check costs one pragma when nothing changed.
         self._ids: frozenset[str] | None = None
         self._data_version: int | None = None
+        # Every good row has its text in the search table: true from the first `fill_search`
+        # after an open (only an open brings rows without it: an earlier schema, an import).
+        self._text_complete = False
 
     # -- files ----------------------------------------------------------------------------
     def names(self) -> set[str]:
@@ -361,6 +364,7 @@ class SessionIndex:
             raise _state_error(self.path, exc) from None
         self._ids = None
         self._data_version = None
+        self._text_complete = False
         if with_old:
             self._remove_old_files()
         return conn
@@ -598,24 +602,35 @@ class SessionIndex:
     def fill_search(self) -> None:
         """Index the text of the rows that have none (rows of an earlier version's index): read
         from their files, in one write transaction."""
-        if not self.exists() or not self.read(lambda conn: session_search.missing(conn, 1)):
+        if self._text_complete or not self.exists():
             return
-        with self.transaction() as txn:
-            for session_id in session_search.missing(txn.conn):
-                self.reparse(txn, session_id)
+        if self.read(lambda conn: session_search.missing(conn, 1)):
+            with self.transaction() as txn:
+                for session_id in session_search.missing(txn.conn):
+                    self.reparse(txn, session_id)
+        self._text_complete = True
 
-    def search(self, key: str, query: str, limit: int) -> list[tuple[str, IndexEntry, str | None]]:
-        """(id, entry, snippet) of the `limit` newest sessions of workspace `key` whose text
-        matches the FTS5 `query` (state/session_search.py), newest first."""
-        if limit <= 0 or not self.exists():
+    def search(self, key: str, words: list[str], limit: int) -> list[tuple[str, IndexEntry, str | None]]:
+        """(id, entry, snippet) of the `limit` newest sessions of workspace `key` whose text holds
+        every one of `words` (state/session_search.py `fts_words`), newest first."""
+        if limit <= 0 or not words or not self.exists():
             return []
 
         def work(conn: sqlite3.Connection) -> list[tuple[str, IndexEntry, str | None]]:
-            rows = session_search.matching(conn, key, query, limit)
-            found = session_search.snippets(conn, query, [int(r[-1]) for r in rows])
+            rows = session_search.matching(conn, key, words, limit)
+            found = session_search.snippets(conn, words, [int(r[-1]) for r in rows])
             return [(str(r[0]), _row_entry(r[1:-1]), found.get(int(r[-1]))) for r in rows]
 
-        return self.read(work)
+        with self._lock:
+            try:
+                return work(self._connect())
+            except sqlite3.DatabaseError as exc:
+                # A damaged search table (FTS5 answers SQLITE_CORRUPT_VTAB when its structure or
+                # a doclist does not parse): set aside, rebuilt from the files, asked again.
+                if not self._bad_bytes(exc):
+                    raise _state_error(self.path, exc) from None
+            self.refresh()
+            return self.read(work)
 
     def corrupt_notes(self) -> dict[str, CorruptNote]:
         if not self.exists():

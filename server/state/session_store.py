@@ -328,14 +328,14 @@ class SessionStore:
     def search(self, cwd: str | os.PathLike[str], query: str, limit: int = 15) -> list[SessionSummary]:
         """The `limit` newest sessions of workspace `cwd` whose text holds every word of `query`
         (plain words, the last one a prefix: state/session_search.py), each with a snippet."""
-        fts = session_search.fts_query(query)
-        if fts is None:
+        words = session_search.fts_words(query)
+        if not words:
             return []
         with self._mutex:
             self._index.refresh()
             self._warn_corrupt()
             self._index.fill_search()
-            found = self._index.search(self._index.key_for(cwd), fts, limit)
+            found = self._index.search(self._index.key_for(cwd), words, limit)
             return [msgspec.structs.replace(self._summary(session_id, entry), snippet=snippet)
                     for session_id, entry, snippet in found]
 
