@@ -30,7 +30,7 @@ PROJECT_FILES = (SETTINGS_FILE, MCP_FILE)
 SAFE_KEYS = frozenset({
     "model", "wireApi", "supportsTools", "agent", "memory.enabled",
     "shortTermMemory.enabled", "shortTermMemory.refreshCadence", "shortTermMemory.renderMode",
-    "shortTermMemory.depth", "shortTermMemory.nudgeDepth",
+    "shortTermMemory.depth", "shortTermMemory.nudgeDepth", "notifyAfterSeconds",
 })
 # Keys a project may only tighten: values from strictest to loosest, and the default a missing
 # user value stands for. A value at or below the user's own is applied, anything else waits.
@@ -53,7 +53,8 @@ CAPPED: dict[str, int] = {"maxSteps": 50, "compactThreshold": 120_000}
 # Every known key that can wait for trust (VS Code's restrictedConfigurations name these).
 # `permissions` (allow/ask/deny rules, agent/permissions.py) waits whole: an allow rule loosens,
 # and the trust question names `permissions.allow` etc. like any other held key.
-WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED)
+# `maxCostUsd` too: a repository that raised or removed your spending limit would spend your money.
+WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd")
 
 MAX_FILE_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 SHOWN_KEYS = 12  # a question or notice names at most this many keys, then "and N more"

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { CancellationToken } from 'vscode-languageclient/node';
 import { editSummary, splitCommand } from './editPreview';
+import { pickRuleScope, type RuleScope } from './permissions';
 import { diffLinesForCard, diffStats } from './turnDiff';
 import type { SessionStore } from './store';
 import type { ApprovalDecision, ApproveParams, ApproveResult } from './wire';
@@ -74,7 +75,17 @@ export class ApprovalBroker implements vscode.Disposable {
    * user's reason, which the model reads in the tool result. */
   decide(toolCallId: string | undefined, decision: ApprovalDecision, reason?: string): boolean {
     const id = toolCallId ?? this.latest();
+    if (id && decision === 'always' && this.pending.has(id)) {
+      void this.alwaysIn(id); // where its rule is kept: asked first (permissions.ts)
+      return true;
+    }
     return id ? this.finish(id, decision, reason) : false;
+  }
+
+  /** "Always allow": the session, this folder or the user keeps the call's rule; a dismissed pick leaves the ask open. */
+  private async alwaysIn(toolCallId: string): Promise<void> {
+    const scope = await pickRuleScope(this.pending.get(toolCallId)?.params.title ?? '');
+    if (scope) this.finish(toolCallId, 'always', undefined, scope);
   }
 
   /** "Deny with reason…" from the palette: the reason asked in an input box. */
@@ -94,13 +105,14 @@ export class ApprovalBroker implements vscode.Disposable {
     return [...this.pending.keys()].pop();
   }
 
-  private finish(toolCallId: string, decision: ApprovalDecision | 'cancelled', reason?: string): boolean {
+  private finish(toolCallId: string, decision: ApprovalDecision | 'cancelled', reason?: string, scope?: RuleScope): boolean {
     const entry = this.pending.get(toolCallId);
     if (!entry) return false; // stale: already answered or cancelled
     this.pending.delete(toolCallId);
     const why = decision === 'deny' ? reason?.trim() : undefined;
     this.store.answered(toolCallId, decision, why || undefined);
-    entry.resolve({ decision: decision === 'cancelled' ? 'deny' : decision, ...(why ? { reason: why } : {}) });
+    const kept = decision === 'always' && scope && scope !== 'session' ? { scope } : {};
+    entry.resolve({ decision: decision === 'cancelled' ? 'deny' : decision, ...(why ? { reason: why } : {}), ...kept });
     void this.closeDiff(entry);
     void this.updateContext();
     return true;

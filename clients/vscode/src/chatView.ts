@@ -48,6 +48,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.disposables.push({ dispose: () => (offOp(), offReset()) });
   }
 
+  /** The panel is on screen (a notification is for a user who cannot see it: notify.ts). */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     this.ready = false;

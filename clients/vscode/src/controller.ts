@@ -7,6 +7,7 @@ import type { ApprovalBroker } from './approvals';
 import type { ChatView } from './chatView';
 import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
 import { contextInfo } from './gauge';
+import { showPermissions } from './permissions';
 import { plural, SLASH_COMMANDS } from './shared/messages';
 import type { CheckpointPreview, WebviewToHost } from './shared/messages';
 import type { SessionStore, TurnFiles } from './store';
@@ -231,10 +232,20 @@ export class Controller implements vscode.Disposable {
       effort: () => this.effort(arg.trim()),
       model: async () => void (await vscode.commands.executeCommand('shiroNeko.pickModel', arg)),
       help: () => this.showHelp(),
+      permissions: () => this.showPermissions(),
     };
     const run = commands[name];
     if (run) await run();
     else void vscode.window.showWarningMessage(`shiro-neko: unknown command /${name}`);
+  }
+
+  /** `/permissions`: the rules in a QuickPick; the one picked is removed (permissions.ts). */
+  async showPermissions(): Promise<void> {
+    try {
+      await showPermissions(this.client, this.target());
+    } catch (err) {
+      this.fail('/permissions', err);
+    }
   }
 
   // -- sessions -------------------------------------------------------------------------------

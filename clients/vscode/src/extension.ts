@@ -8,6 +8,7 @@ import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
 import { ModelSetup } from './modelSetup';
+import { Notifier } from './notify';
 import { isShown, SessionFeeds } from './sessionFeeds';
 import { SessionStore } from './store';
 import { StatusGauge } from './statusBar';
@@ -38,6 +39,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   client.approve = (params, token) => approvals.ask(params, token);
+  // An approval waiting or a long turn ending while the window or panel is out of sight (notify.ts).
+  const notifier = new Notifier(() => view.visible, () => view.reveal());
   const offReset = store.onReset(() => {
     // Another session is shown (resume, New Chat): its tasks and its gauge, never the last one's.
     if (!store.sessionId) return;
@@ -70,7 +73,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     client.onMissing.event(() => gauge.waiting('missing')),
     client.onInstalled.event(() => void controller.resumeOnOpen()),
+    approvals.onAsk.event((text) => notifier.approval(text)),
     approvals.onAsk.event(() => void view.reveal(false)),
+    client.onEvent.event((ev) => notifier.event(ev)),
   );
 
   const commands: Record<string, (...args: unknown[]) => unknown> = {
@@ -101,6 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     'shiroNeko.showLog': () => client!.output.show(),
     'shiroNeko.setUpModel': () => models.setUp(),
     'shiroNeko.pickModel': (arg) => models.model(typeof arg === 'string' ? arg : ''),
+    'shiroNeko.permissions': () => controller.showPermissions(),
   };
   for (const [id, fn] of Object.entries(commands)) context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 

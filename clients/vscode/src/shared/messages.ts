@@ -155,6 +155,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'cost', hint: '', description: 'Show the tokens and the cost of this session' },
   { name: 'effort', hint: '[minimal|low|medium|high|default]', description: 'Show or set the reasoning effort' },
   { name: 'model', hint: '[name|setup]', description: 'Pick the model (or set up the endpoint and key)' },
+  { name: 'permissions', hint: '', description: 'List the permission rules (pick one to remove it)' },
   { name: 'help', hint: '', description: 'List the commands and keys of this panel' },
 ];
 
