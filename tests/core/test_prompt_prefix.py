@@ -17,7 +17,7 @@ import msgspec
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.fake_provider import Call, FakeProvider, RecordedRequest, Reply
+from tests.fake_provider import Call, FakeProvider, HttpError, RecordedRequest, Reply
 from tests.support.lsp import EDIT_FILE_MODEL
 from tests.support.service import service_harness
 
@@ -163,6 +163,24 @@ async def test_the_reasoning_effort_setting_and_the_record(shiro_home, fake, wor
         await h.command("shiro.save")
         record = json.loads(next((shiro_home / "sessions").glob("*.json")).read_text())
         assert record["reasoningEffort"] == "low"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_endpoint_that_refuses_the_effort_gets_requests_without_it(shiro_home, fake, workspace, wire):
+    """LiteLLM's proxy answers 400 "fake-model doesn't support `reasoning.effort`" for a model its
+    table does not mark as reasoning (seen trying it, docs/prompt.md): the request goes again
+    without the effort, once, with a notice, and the session's next requests go without it."""
+    async with service_harness(fake, shiro_home, workspace, reasoningEffort="low", wireApi=wire) as h:
+        refusal = ("litellm.UnsupportedParamsError: fake-model doesn't support `reasoning.effort` (its model cost map "
+                   "entry lacks `supports_reasoning`). To drop unsupported params set `litellm.drop_params = True`")
+        fake.script(HttpError(400, refusal, type="invalid_request_error"), Reply(text="a"), Reply(text="b"))
+        assert (await h.chat("one"))["status"] == "completed"
+        assert (await h.chat("two"))["status"] == "completed"
+        first, retry, later = fake.requests
+        assert ("reasoning" in first.body) or ("reasoning_effort" in first.body)
+        for request in (retry, later):
+            assert "reasoning" not in request.body and "reasoning_effort" not in request.body
+        assert any("refused the reasoning effort" in e.get("message", "") for e in h.events if e.get("type") == "notice")
 
 
 class _OllamaFront(BaseHTTPRequestHandler):

@@ -16,6 +16,9 @@ _TOOLS_UNSUPPORTED = re.compile(
 )
 
 
+_REASONING_UNSUPPORTED = re.compile(r"\breasoning[._ ]?effort\b|'reasoning'|`reasoning`", re.IGNORECASE)
+
+
 @dataclass
 class ToolSpec:
     name: str
@@ -124,6 +127,14 @@ class ProviderError(Exception):
         self.retryable = retryable
         # Set for a 404 naming a stored item the provider no longer holds.
         self.missing_item = missing_item
+
+    @property
+    def names_reasoning(self) -> bool:
+        """A 400 that refuses the reasoning effort parameter (a model without reasoning; LiteLLM's
+        proxy for a model its table does not mark as reasoning: "doesn't support `reasoning.effort`")."""
+        if self.status != 400:
+            return False
+        return (self.param or "").startswith("reasoning") or bool(_REASONING_UNSUPPORTED.search(self.message))
 
     @property
     def names_tools(self) -> bool:

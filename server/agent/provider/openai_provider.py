@@ -8,6 +8,7 @@ lazily so `initialize` answers without paying for it.
 
 from __future__ import annotations
 
+import dataclasses
 import asyncio
 import logging
 import json
@@ -260,6 +261,7 @@ class OpenAIProvider:
         self.name = "openai"
         self._client: Any = None
         self._wire: Literal["responses", "chat"] = "chat" if config.wire_api == "chat" else "responses"
+        self._effort_refused = False  # a 400 refused `reasoningEffort` (ProviderError.names_reasoning)
 
     def _api_key(self) -> str:
         key = self.config.api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -401,6 +403,8 @@ class OpenAIProvider:
     async def _stream(self, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
         attempt = 0
         dropped_tools = False
+        if self._effort_refused and request.reasoning_effort is not None:
+            request = dataclasses.replace(request, reasoning_effort=None)
         while True:
             output_started = False
             try:
@@ -418,6 +422,13 @@ class OpenAIProvider:
                 if err.status == 404 and err.missing_item is None and self.config.wire_api == "auto" and self._wire == "responses":
                     self._wire = "chat"
                     yield Notice("this endpoint has no Responses API; using Chat Completions for this session")
+                    continue
+                if err.names_reasoning and request.reasoning_effort is not None:
+                    # The rest of the session goes without it too: the model will not change its mind.
+                    self._effort_refused = True
+                    request = dataclasses.replace(request, reasoning_effort=None)
+                    yield Notice("the endpoint refused the reasoning effort for this model; sent without it "
+                                 "(reasoningEffort, /effort default to stop asking)")
                     continue
                 if err.names_tools and request.tools and not dropped_tools:
                     dropped_tools = True
