@@ -229,6 +229,11 @@ export class Controller implements vscode.Disposable {
       mcp: () => this.showMcp(),
       rewind: () => this.pickRewind(),
       cost: () => this.showCost(),
+      plan: async () => {
+        await vscode.commands.executeCommand('shiroNeko.planMode');
+        if (arg.trim()) await this.send(arg.trim(), []);
+      },
+      act: async () => void (await vscode.commands.executeCommand('shiroNeko.actMode')),
       effort: () => this.effort(arg.trim()),
       model: async () => void (await vscode.commands.executeCommand('shiroNeko.pickModel', arg)),
       help: () => this.showHelp(),

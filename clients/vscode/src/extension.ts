@@ -7,6 +7,7 @@ import { activeFolder, AgentClient } from './agentClient';
 import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
+import { PlanMode } from './planMode';
 import { ModelSetup } from './modelSetup';
 import { Notifier } from './notify';
 import { isShown, SessionFeeds } from './sessionFeeds';
@@ -27,8 +28,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const gauge = new StatusGauge();
   const feeds = new SessionFeeds();
   const controller = new Controller(client, store, approvals, todos, undefined);
-  const view = new ChatView(context.extensionUri, store, (msg, v) => controller.onPanel(msg, v));
+  const view: ChatView = new ChatView(context.extensionUri, store,
+    (msg, v): void | Promise<void> => (plan.onPanel(msg) ? undefined : controller.onPanel(msg, v)));
   controller.view = view;
+  // Plan mode (issue 39): the composer's Plan / Act switch and "Start" under a plan (planMode.ts).
+  const plan: PlanMode = new PlanMode(client, view,
+    () => (store.sessionId ? { sessionId: store.sessionId } : { workspace: controller.folder?.uri.toString() }),
+    (text) => controller.send(text, []),
+    (what, err) => void vscode.window.showErrorMessage(`shiro-neko ${what}: ${err instanceof Error ? err.message : String(err)}`));
   context.subscriptions.push(client, approvals, todos, gauge, controller, view);
   // "Set up model" and /model (issue 39): the key from SecretStorage to the server at each start.
   const models = new ModelSetup(context.secrets, client, () => (store.sessionId ? { sessionId: store.sessionId } : {}),
@@ -48,10 +55,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const status = feeds.statusOf(store.sessionId);
     controller.status = status;
     if (status) gauge.update(status);
+    plan.reset(status);
   });
   context.subscriptions.push(
     { dispose: offReset },
     client.onEvent.event((ev) => {
+      if (isShown(store.sessionId, ev.sessionId)) plan.event(ev);
       const queueChanged = store.apply(ev);
       if (queueChanged) view.postNow({ t: 'queue', queue: store.queue });
       if (ev.type === 'turn_start' || ev.type === 'turn_end') {
@@ -69,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (isShown(store.sessionId, p.sessionId)) {
         controller.status = p;
         gauge.update(p);
+        plan.status(p);
       }
     }),
     client.onMissing.event(() => gauge.waiting('missing')),
@@ -104,6 +114,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (await client!.restart()) await controller.resumeOnOpen();
     },
     'shiroNeko.showLog': () => client!.output.show(),
+    'shiroNeko.planMode': () => plan.set('plan'),
+    'shiroNeko.actMode': () => plan.set('act'),
+    'shiroNeko.toggleMode': () => plan.toggle(),
+    'shiroNeko.startPlan': () => plan.start(),
     'shiroNeko.setUpModel': () => models.setUp(),
     'shiroNeko.pickModel': (arg) => models.model(typeof arg === 'string' ? arg : ''),
     'shiroNeko.permissions': () => controller.showPermissions(),

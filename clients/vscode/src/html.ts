@@ -52,11 +52,20 @@ export function panelHtml(a: PanelAssets): string {
   <footer id="composer">
     <div id="queue" role="list" aria-label="Queued prompts"></div>
     <div id="chips" role="list" aria-label="Attached files"></div>
+    <div id="plan-ready" class="plan-ready" role="group" aria-label="Plan ready" hidden>
+      <span class="codicon codicon-checklist"></span><span class="plan-ready-text">Plan ready</span>
+      <button type="button" id="plan-start" class="primary" title="Act mode with the approvals as they are, then carry out the plan">Start</button>
+      <button type="button" id="plan-start-auto" class="secondary" title="Act mode with edits run unasked (auto-edit), then carry out the plan">Start, auto-edit</button>
+    </div>
     <div class="input-wrap">
       <div id="popup" role="listbox" aria-label="Suggestions" hidden></div>
       <textarea id="input" rows="1" placeholder="Ask shiro-neko… @ file, / command" aria-label="Message shiro-neko"
         aria-autocomplete="list" aria-controls="popup" aria-expanded="false"></textarea>
       <div class="input-actions">
+        <div id="mode-switch" class="mode-switch" role="radiogroup" aria-label="Mode">
+          <button type="button" id="mode-act" role="radio" aria-checked="true" title="Act: the agent may change files (approvals apply)">Act</button>
+          <button type="button" id="mode-plan" role="radio" aria-checked="false" title="Plan: the agent reads and plans; nothing is changed">Plan</button>
+        </div>
         <span id="busy" class="busy" hidden><span class="codicon codicon-loading codicon-modifier-spin"></span> Working…</span>
         <button type="button" id="stop" class="icon-button" title="Stop (Esc)" aria-label="Stop" hidden><span class="codicon codicon-debug-stop"></span></button>
         <button type="button" id="send" class="icon-button primary" title="Send (Enter)" aria-label="Send"><span class="codicon codicon-send"></span></button>

@@ -5,6 +5,7 @@ import type { CheckpointPreview, HostToWebview, PanelOp, QueuedPrompt, Row, Slas
 import { PANEL_PROTOCOL_VERSION } from '../src/shared/messages';
 import { filterSlash, HistoryWalk, isImeEnter, mentionToken, onFirstLine, onLastLine, slashToken, Token } from './composerLogic';
 import { renderRow, RowActions, RowEntry } from './rows';
+import { planModeView } from './planMode';
 
 interface VsCodeApi {
   postMessage(msg: WebviewToHost): void;
@@ -37,6 +38,7 @@ const busyEl = $<HTMLSpanElement>('busy');
 const jumpBtn = $<HTMLButtonElement>('jump');
 const announceEl = $<HTMLDivElement>('announce');
 const composerEl = $<HTMLElement>('composer');
+const planMode = planModeView((msg) => post(msg));
 
 /** Figures the benchmark and the end-to-end test read from the page. */
 const stats = { patches: 0, appends: 0, chars: 0, frames: 0, maxFrameMs: 0, resyncs: 0, longTasks: 0, maxLongTaskMs: 0, lastRender: '', allRendered: '', behind: 0 };
@@ -712,6 +714,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'reply':
       waiting.get(msg.rid)?.(msg);
       waiting.delete(msg.rid);
+      return;
+    case 'mode':
+      planMode.apply(msg);
       return;
     case 'giveBack': {
       // Esc stopped the turn: the prompts queued behind it come back to the input, above what

@@ -88,6 +88,13 @@ export interface SlashCommand {
   description: string;
 }
 
+/** Plan mode (issue 39): the shown session's mode, and whether its last turn ended with a plan to
+ * start ("Start" under it). */
+export interface ModeView {
+  mode: 'plan' | 'act';
+  planReady: boolean;
+}
+
 export type PanelOp =
   | { op: 'append'; id: string; s: string; rev: number; /** the row's rev before this text */ base: number }
   | { op: 'upsert'; row: Row }
@@ -113,6 +120,7 @@ export type HostToWebview =
   | { t: 'history'; prompts: string[] }
   | { t: 'reply'; rid: number; ok: boolean; result?: unknown; error?: string }
   | { t: 'command'; name: 'focusInput' | 'insert'; text?: string; attach?: string[] }
+  | ({ t: 'mode' } & ModeView)
   /** Esc stopped the turn: the prompts that were queued behind it, back in the input. */
   | { t: 'giveBack'; texts: string[] };
 
@@ -134,6 +142,9 @@ export type WebviewToHost =
   | { t: 'loadOlder'; beforeId: string }
   | { t: 'rendered'; mark: string; ms: number; rows: number }
   | { t: 'rewind'; turnId: string; conversation: boolean }
+  /** The composer's Plan / Act switch; "Start" under a plan (act mode, then "Carry out the plan."). */
+  | { t: 'setMode'; mode: 'plan' | 'act' }
+  | { t: 'startPlan'; approvals?: 'auto-edit' }
   /** "Undo" in a turn's "N files changed": these files back as they were before the turn. */
   | { t: 'undoFiles'; turnId: string; paths: string[] }
   | ({ t: 'req'; rid: number } & WebviewRequest);
@@ -141,6 +152,8 @@ export type WebviewToHost =
 /** Every slash command the panel completes; each runs the palette command of the same name. */
 export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'compact', hint: '[focus]', description: 'Summarise the conversation to free context' },
+  { name: 'plan', hint: '[prompt]', description: 'Plan mode: the agent reads and plans, nothing is changed' },
+  { name: 'act', hint: '', description: 'Act mode: the agent may change files (approvals apply)' },
   { name: 'notes', hint: '', description: 'Show project memory' },
   { name: 'todos', hint: '', description: 'Show the task list' },
   { name: 'sessions', hint: '', description: 'Pick a session to resume' },
@@ -190,6 +203,10 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
       return str('mark') && typeof m.ms === 'number' ? (m as unknown as WebviewToHost) : null;
     case 'rewind':
       return str('turnId') && typeof m.conversation === 'boolean' ? (m as unknown as WebviewToHost) : null;
+    case 'setMode':
+      return m.mode === 'plan' || m.mode === 'act' ? { t: 'setMode', mode: m.mode } : null;
+    case 'startPlan':
+      return m.approvals === undefined || m.approvals === 'auto-edit' ? { t: 'startPlan', approvals: m.approvals } : null;
     case 'undoFiles':
       return str('turnId') && Array.isArray(m.paths) && m.paths.length > 0 && m.paths.length <= MAX_PATHS &&
         m.paths.every((p) => typeof p === 'string' && p.length > 0)
