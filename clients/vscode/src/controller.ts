@@ -7,9 +7,11 @@ import type { ApprovalBroker } from './approvals';
 import type { ChatView } from './chatView';
 import { age, mcpMarkdown, notesMarkdown, stmMarkdown } from './notesDoc';
 import { contextInfo } from './gauge';
+import type { EditorContextFeed } from './editorContext';
 import { showPermissions } from './permissions';
 import { plural, SLASH_COMMANDS } from './shared/messages';
 import type { CheckpointPreview, WebviewToHost } from './shared/messages';
+import type { ChatImage } from './protocol';
 import type { SessionStore, TurnFiles } from './store';
 import type { TodoTree } from './todoTree';
 import { textBefore } from './turnDiff';
@@ -36,6 +38,8 @@ export class Controller implements vscode.Disposable {
   private opening: Promise<void> = Promise.resolve();
   /** The workspace folder whose session the panel shows. */
   folder: vscode.WorkspaceFolder | undefined;
+  /** What the editor shows, sent with each prompt (src/editorContext.ts). */
+  editorContext: EditorContextFeed | undefined;
 
   constructor(
     readonly client: AgentClient,
@@ -76,12 +80,16 @@ export class Controller implements vscode.Disposable {
   async onPanel(msg: WebviewToHost, view: ChatView): Promise<void> {
     switch (msg.t) {
       case 'ready':
+        this.editorContext?.refresh();
         await this.loadHistory();
         return;
       case 'send':
-        return this.send(msg.text, msg.attachments);
+        return this.send(msg.text, msg.attachments, msg.images);
       case 'abort':
         return this.abort();
+      case 'dropContext':
+        this.editorContext?.drop();
+        return;
       case 'unqueue':
         this.chats.get(msg.key)?.cancel();
         return;
@@ -172,9 +180,9 @@ export class Controller implements vscode.Disposable {
   }
 
   // -- chat -----------------------------------------------------------------------------------
-  async send(text: string, attachments: string[]): Promise<void> {
+  async send(text: string, attachments: string[], images: ChatImage[] = []): Promise<void> {
     const prompt = text.trim();
-    if (!prompt) return;
+    if (!prompt && !images.length) return;
     // A prompt typed while the last session is still being resumed goes to that session.
     await this.opening;
     if (prompt.startsWith('/')) {
@@ -184,11 +192,13 @@ export class Controller implements vscode.Disposable {
     const key = `q${++this.keys}`;
     const cts = new vscode.CancellationTokenSource();
     this.chats.set(key, cts);
-    this.store.sent(key, prompt, attachments);
+    this.store.sent(key, prompt, [...attachments, ...images.map((i) => `image: ${i.name ?? 'pasted image'}`)]);
     this.history = [...this.history.filter((p) => p !== prompt), prompt];
     this.view?.post({ t: 'history', prompts: this.history });
     try {
-      await this.client.execute('shiro.chat', { prompt, attachments, ...this.target() }, cts.token);
+      const context = this.editorContext?.take();
+      await this.client.execute('shiro.chat', { prompt, attachments, ...(context ? { context } : {}),
+        ...(images.length ? { images } : {}), ...this.target() }, cts.token);
     } catch (err) {
       const cancelled = cts.token.isCancellationRequested || (err as { code?: number })?.code === -32800;
       if (!cancelled) this.store.addNotice(err instanceof Error ? err.message : String(err), 'error');
@@ -218,7 +228,7 @@ export class Controller implements vscode.Disposable {
       compact: () => this.compact(arg || undefined),
       notes: () => this.showNotes(),
       todos: () => this.showTodos(),
-      sessions: () => this.pickSession(),
+      sessions: async () => vscode.commands.executeCommand('shiroNeko.sessions'),
       resume: () => this.resume(arg ? { id: arg } : { latest: true }),
       save: () => this.save(),
       memory: () => this.compactMemory(),
@@ -488,30 +498,6 @@ export class Controller implements vscode.Disposable {
       'Compact',
     );
     if (choice === 'Compact') await this.compact();
-  }
-
-  async pickSession(): Promise<void> {
-    let sessions: SessionInfo[];
-    try {
-      ({ sessions } = await this.client.execute('shiro.sessions', { limit: 50, workspace: this.workspace }));
-    } catch (err) {
-      return this.fail('sessions', err);
-    }
-    if (!sessions.length) {
-      void vscode.window.showInformationMessage('shiro-neko: no saved sessions in this workspace yet.');
-      return;
-    }
-    const now = Date.now();
-    const pick = await vscode.window.showQuickPick(
-      sessions.map((s) => ({
-        label: s.title || '(untitled)',
-        description: age(s.updatedAt, now),
-        detail: `${plural(s.messageCount, 'message')} · ${s.id.slice(0, 8)}${s.id === this.store.sessionId ? ' · current' : ''}`,
-        id: s.id,
-      })),
-      { title: 'Resume a shiro-neko session', placeHolder: 'Newest first', matchOnDetail: true },
-    );
-    if (pick) await this.resume({ id: pick.id });
   }
 
   /** New Chat; `isPrivate`: its short-term memory stays out of other sessions (`shiro.newSession

@@ -15,7 +15,7 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
     `script-src 'nonce-${nonce}'`,
     `style-src ${cspSource} 'nonce-${nonce}'`,
     `font-src ${cspSource}`,
-    `img-src ${cspSource} data:`,
+    `img-src ${cspSource} data: blob:`,
     "connect-src 'none'",
     "frame-src 'none'",
     "base-uri 'none'",

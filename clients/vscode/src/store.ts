@@ -18,10 +18,20 @@ function userText(parts: Part[]): { text: string; attachments: string[] } {
   return { text: texts.join('\n'), attachments };
 }
 
+/** The open streaming row of a turn, or of a `task` subagent within it. */
+function nestKey(turnId: string, parent: string | null | undefined): string {
+  return parent ? `${turnId}/${parent}` : turnId;
+}
+
+/** A user message's images as chips (`ImageRef`: the server keeps the bytes). */
+export function imageChips(images: { label?: string; width: number; height: number }[] | undefined): string[] {
+  return (images ?? []).map((i) => `image: ${i.label || 'pasted image'} (${i.width}×${i.height})`);
+}
+
 /** One line that says what a call does, for the collapsed card. */
 export function toolSummary(toolName: string, input: unknown): string {
   const args = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
-  for (const key of ['command', 'path', 'pattern', 'query', 'text', 'summary']) {
+  for (const key of ['command', 'path', 'pattern', 'query', 'text', 'summary', 'description']) {
     const v = args[key];
     if (typeof v === 'string' && v) return v.split('\n')[0].slice(0, 200);
   }
@@ -189,10 +199,13 @@ export class SessionStore {
       case 'reasoning_delta': {
         if (!ev.text) return false; // empty deltas only cause flicker
         const open = ev.type === 'text_delta' ? this.openText : this.openReasoning;
-        let row = open.get(ev.turnId);
+        // A `task` subagent's text is its own row, nested under its call (issue 40).
+        const key = nestKey(ev.turnId, ev.parentToolCallId);
+        let row = open.get(key);
         if (!row) {
-          row = this.add({ kind: ev.type === 'text_delta' ? 'assistant' : 'reasoning', text: '', streaming: true });
-          open.set(ev.turnId, row);
+          row = this.add({ kind: ev.type === 'text_delta' ? 'assistant' : 'reasoning', text: '', streaming: true,
+            parent: ev.parentToolCallId ?? undefined });
+          open.set(key, row);
         }
         row.text += ev.text;
         row.rev += 1;
@@ -200,7 +213,7 @@ export class SessionStore {
         return false;
       }
       case 'tool_call': {
-        this.closeOpen(ev.turnId);
+        this.closeOpen(nestKey(ev.turnId, ev.parentToolCallId));
         const existing = this.byCall.get(ev.toolCallId);
         const tool: ToolView = {
           toolCallId: ev.toolCallId,
@@ -213,11 +226,12 @@ export class SessionStore {
           existing.tool = { ...tool, ask: existing.tool?.ask };
           this.touch(existing);
         } else {
-          this.add({ kind: 'tool', text: '', tool });
+          this.add({ kind: 'tool', text: '', tool, parent: ev.parentToolCallId ?? undefined });
         }
         return false;
       }
       case 'tool_result': {
+        this.closeOpen(nestKey(ev.turnId, ev.toolCallId)); // a task's subagent text ends with its result
         const row = this.byCall.get(ev.toolCallId);
         if (!row || !row.tool) return false;
         row.tool.output = ev.output;
@@ -227,8 +241,8 @@ export class SessionStore {
         return false;
       }
       case 'notice':
-        this.closeOpen(ev.turnId);
-        this.add({ kind: 'notice', text: ev.message });
+        this.closeOpen(nestKey(ev.turnId, ev.parentToolCallId));
+        this.add({ kind: 'notice', text: ev.message, parent: ev.parentToolCallId ?? undefined });
         return false;
       case 'compacted':
         this.add({ kind: 'notice', text: ev.message });
@@ -385,6 +399,7 @@ export class SessionStore {
   private loadMessage(message: Message): void {
     if (message.role === 'user') {
       const { text, attachments } = userText(message.content);
+      attachments.push(...imageChips(message.images));
       // A /compact's summary (a compacted session starts with it) is shiro-neko's, not the user's.
       if (text.startsWith(SUMMARY_HEADER)) this.add({ kind: 'summary', text: text.slice(SUMMARY_HEADER.length).trim() });
       else if (text || attachments.length) this.add({ kind: 'user', text, attachments });

@@ -6,6 +6,7 @@ import { PANEL_PROTOCOL_VERSION } from '../src/shared/messages';
 import { filterSlash, HistoryWalk, isImeEnter, mentionToken, onFirstLine, onLastLine, slashToken, Token } from './composerLogic';
 import { renderRow, RowActions, RowEntry } from './rows';
 import { planModeView } from './planMode';
+import { ComposerImages } from './images';
 
 interface VsCodeApi {
   postMessage(msg: WebviewToHost): void;
@@ -431,7 +432,32 @@ function renderQueue(queue: QueuedPrompt[]): void {
   );
 }
 
+/** The editor context the next prompt sends ("Using src/app.py:40-52"; src/editorContext.ts). */
+let contextLabel: string | null = null;
+
+function contextChip(label: string): HTMLElement {
+  const chip = document.createElement('span');
+  chip.className = 'chip context-chip';
+  chip.setAttribute('role', 'listitem');
+  chip.title = 'Sent with your next prompt: what the editor shows (the setting shiro.sendEditorContext turns it off)';
+  chip.innerHTML = '<span class="codicon codicon-eye" aria-hidden="true"></span>';
+  chip.appendChild(document.createTextNode(label));
+  const x = document.createElement('button');
+  x.type = 'button';
+  x.className = 'chip-remove';
+  x.setAttribute('aria-label', 'Do not send the editor context');
+  x.innerHTML = '<span class="codicon codicon-close" aria-hidden="true"></span>';
+  x.addEventListener('click', () => post({ t: 'dropContext' }));
+  chip.appendChild(x);
+  return chip;
+}
+
 function renderChips(): void {
+  renderAttachmentChips();
+  if (contextLabel) chipsEl.prepend(contextChip(contextLabel));
+}
+
+function renderAttachmentChips(): void {
   chipsEl.replaceChildren(
     ...attachments.map((path) => {
       const chip = document.createElement('span');
@@ -571,8 +597,8 @@ function updatePopup(): void {
 
 function submit(): void {
   const text = input.value.trim();
-  if (!text) return;
-  post({ t: 'send', text, attachments: [...attachments] });
+  if (!text && !images.count) return;
+  post({ t: 'send', text, attachments: [...attachments], images: images.drain() });
   input.value = '';
   attachments = [];
   renderChips();
@@ -583,6 +609,18 @@ function submit(): void {
   setFollow(true);
   pin();
 }
+
+// Pasted or dropped images: thumbnail chips above the composer's file chips (webview/images.ts).
+const images = new ComposerImages(chipsEl, (text) => announce(text), () => input.focus());
+input.addEventListener('paste', (e) => {
+  if (images.take(e.clipboardData)) e.preventDefault();
+});
+composerEl.addEventListener('dragover', (e) => {
+  if ([...(e.dataTransfer?.items ?? [])].some((i) => i.kind === 'file')) e.preventDefault();
+});
+composerEl.addEventListener('drop', (e) => {
+  if (images.take(e.dataTransfer)) e.preventDefault();
+});
 
 input.addEventListener('keydown', (e) => {
   if (isImeEnter(e)) return;
@@ -714,6 +752,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'reply':
       waiting.get(msg.rid)?.(msg);
       waiting.delete(msg.rid);
+      return;
+    case 'context':
+      contextLabel = msg.label;
+      renderChips();
       return;
     case 'mode':
       planMode.apply(msg);

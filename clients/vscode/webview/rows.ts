@@ -215,7 +215,7 @@ function toolCard(entry: RowEntry, actions: RowActions): HTMLElement {
 export function renderRow(entry: RowEntry, actions: RowActions, deadline = Infinity): boolean {
   const row = entry.row;
   const el = entry.el;
-  el.className = `row ${row.kind}${row.streaming ? ' streaming' : ''}`;
+  el.className = `row ${row.kind}${row.streaming ? ' streaming' : ''}${row.parent ? ' nested' : ''}`;
   el.dataset.id = row.id;
   el.tabIndex = -1;
   switch (row.kind) {

@@ -61,6 +61,8 @@ export interface Row {
   streaming?: boolean;
   attachments?: string[];
   tool?: ToolView;
+  /** A `task` subagent's row: the task call it runs under (shown nested under it). */
+  parent?: string;
   /** For `compacted`: the rows it folds, oldest first. */
   folded?: Row[];
   /** A user row's turn: "Restore checkpoint" rewinds to before it; a `changes` row's turn. */
@@ -122,7 +124,9 @@ export type HostToWebview =
   | { t: 'command'; name: 'focusInput' | 'insert'; text?: string; attach?: string[] }
   | ({ t: 'mode' } & ModeView)
   /** Esc stopped the turn: the prompts that were queued behind it, back in the input. */
-  | { t: 'giveBack'; texts: string[] };
+  | { t: 'giveBack'; texts: string[] }
+  /** The editor context the next prompt sends, as its chip ("Using src/app.py:40-52"); null: none. */
+  | { t: 'context'; label: string | null };
 
 export type WebviewRequest =
   | { m: 'files'; p: { query: string } }
@@ -134,9 +138,11 @@ export type WebviewRequest =
 
 export type WebviewToHost =
   | { t: 'ready'; v: number }
-  | { t: 'send'; text: string; attachments: string[] }
+  | { t: 'send'; text: string; attachments: string[]; images?: { mediaType: string; data: string; name: string }[] }
   | { t: 'slash'; name: string; arg: string }
   | { t: 'abort' }
+  /** The editor context chip's ×: the next prompt goes without it. */
+  | { t: 'dropContext' }
   | { t: 'unqueue'; key: string }
   | { t: 'approve'; toolCallId: string; decision: 'allow' | 'always' | 'deny'; reason?: string }
   | { t: 'loadOlder'; beforeId: string }
@@ -176,6 +182,16 @@ export const SLASH_COMMANDS: SlashCommand[] = [
 const MAX_REASON = 2000;
 const MAX_PATHS = 500;
 
+/** Pasted images (webview/images.ts): at most 8, each base64 of at most 20 MB (the server checks the rest). */
+function validImages(images: unknown): boolean {
+  if (images === undefined) return true;
+  return Array.isArray(images) && images.length <= 8 && images.every((i) => {
+    const r = i as Record<string, unknown> | null;
+    return !!r && typeof r.mediaType === 'string' && typeof r.name === 'string' && typeof r.data === 'string' &&
+      r.data.length <= 28 * 1024 * 1024;
+  });
+}
+
 /** The host treats every webview message as untrusted: this checks its shape. */
 export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
   if (!raw || typeof raw !== 'object') return null;
@@ -185,12 +201,15 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
     case 'ready':
       return typeof m.v === 'number' ? (m as unknown as WebviewToHost) : null;
     case 'send':
-      return str('text') && Array.isArray(m.attachments) && m.attachments.every((a) => typeof a === 'string')
+      return str('text') && Array.isArray(m.attachments) && m.attachments.every((a) => typeof a === 'string') &&
+        validImages(m.images)
         ? (m as unknown as WebviewToHost) : null;
     case 'slash':
       return str('name') && str('arg') ? (m as unknown as WebviewToHost) : null;
     case 'abort':
       return { t: 'abort' };
+    case 'dropContext':
+      return { t: 'dropContext' };
     case 'unqueue':
       return str('key') ? (m as unknown as WebviewToHost) : null;
     case 'approve':

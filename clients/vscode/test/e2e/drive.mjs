@@ -6,6 +6,8 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { modelScenario } from './model_scenario.mjs';
+import { mediaScenario } from './media_scenario.mjs';
+import { editorScenario } from './editor_scenario.mjs';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const out = { steps: [], shots: {}, errors: [], console: [] };
@@ -661,6 +663,8 @@ try {
   else if (config.scenario === 'stream') await streamBench();
   else if (config.scenario === 'resume') await resumeBench();
   else if (config.scenario === 'model') await modelScenario({ page, config, out, step, shot, T, workbench, openPanel, palette, send, theme });
+  else if (config.scenario === 'editor') await editorScenario({ page, config, out, step, shot, T, workbench, openPanel, palette, send });
+  else if (config.scenario === 'media') await mediaScenario({ page, config, out, step, shot, T, workbench, openPanel, send });
   else throw new Error(`unknown scenario ${config.scenario}`);
   out.ok = true;
 } catch (err) {
