@@ -102,6 +102,13 @@ class Settings(msgspec.Struct, omit_defaults=True):
     # The same shape, from an editor's workspace-level settings (VS Code tells them apart with
     # `WorkspaceConfiguration.inspect`): project servers, run only after the trust step.
     workspaceMcpServers: dict[str, Any] = {}
+    # Claude Code's `hooks` shape (agent/hooks.py, docs/extending.md): event -> [{matcher, hooks:
+    # [{type: "command", command, timeout}]}]. Replaced whole like mcpServers (a removed hook must
+    # stop running); each entry is checked when it would run, so one bad entry fails alone.
+    hooks: dict[str, Any] = {}
+    # Seconds a hook may run when its entry names no `timeout`; then it is killed, and a tool call
+    # it was asked about is put to the user.
+    hookTimeout: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 60.0
 
     @property
     def effective_model(self) -> str:
@@ -160,7 +167,7 @@ def merge_settings(current: Settings, raw: Any) -> Settings:
         return current
     if isinstance(raw.get("shiro"), dict):  # a whole settings object rather than the section
         raw = raw["shiro"]
-    for name in ("mcpServers", "workspaceMcpServers"):
+    for name in ("mcpServers", "workspaceMcpServers", "hooks"):
         if name not in raw:
             continue
         # Replaced whole, never merged (a removed server must stop) nor dot-expanded (server

@@ -25,7 +25,7 @@ from ..protocol import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from . import context_messages, context_window, cost_limit, images, plan_mode
+from . import context_messages, context_window, hooks, cost_limit, images, plan_mode
 from .prompt import VARIANTS, build_instructions
 from .prune import PrunedSpan, summary_request
 from .side_request import ask_model
@@ -95,13 +95,18 @@ class TurnState:
 async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, attachments: list[str] | None = None) -> TurnOutcome:
     state = TurnState(session, turn_id)
     state.spend = cost_limit.TurnSpend.at_start(session)
+    hook_notices: list[str] = []
     if prompt is not None:
         if pending_calls(session.messages):
             # A new prompt answers a call still waiting for approval as denied first.
             deny_pending(session, "denied: the user sent a new prompt instead of answering")
+        # SessionStart and UserPromptSubmit hooks (agent/hooks.py): may block the prompt or add context.
+        blocked, hook_context, hook_notices = await hooks.prompt_submitted(session, prompt)
+        if blocked is not None:
+            return hooks.blocked_turn(session, turn_id, blocked, hook_notices)
         if not session.messages and not session.title:
             session.title = prompt
-        parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in attachments or []]
+        parts = [TextPart(text=prompt)] + [TextPart(text=block) for block in [*(attachments or []), *hook_context]]
         pictures = await images.prompt_images(session, turn_id, state.notice)
         state.prompt, state.prompt_message = prompt, UserMessage(content=parts, images=pictures)
         try:
@@ -117,12 +122,15 @@ async def run_turn(session: AgentSession, prompt: str | None, turn_id: str, atta
         session.changed()
     session.deps.checkpoints.turn_started(session, turn_id, prompt)
     state.emit(TurnStartEvent(sessionId=session.id, turnId=turn_id))
+    for notice in hook_notices:
+        state.notice(notice)
     agent = session.deps.settings().agent
     if agent not in VARIANTS:
         state.notice(f"unknown agent {agent!r}; using default (known: {', '.join(VARIANTS)})")
     emit_status(session)
     try:
         outcome = await _steps(state)
+        outcome = await hooks.until_stopped(session, turn_id, outcome, lambda: _steps(state))  # Stop hooks
     except asyncio.CancelledError:
         outcome = TurnOutcome("aborted", text=state.text)
     except ProviderError as err:

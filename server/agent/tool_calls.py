@@ -14,6 +14,7 @@ from pathlib import Path
 from ..model.unified_diff import capped, diff_lines
 from ..model.visible_text import visible
 from ..protocol import DIFF_CAP, NoticeEvent, ToolResultEvent
+from . import hooks
 from .events import AlwaysIn, ApprovalRequest, Denied
 from . import plan_mode
 from .images import result_images
@@ -180,15 +181,22 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
                                    tool.name, call.input, session.root)
     if rule is not None and rule.kind == "deny":
         return ToolResultPart(call.tool_call_id, call.tool_name, denied_by_rule(rule.rule), True)
+    # PreToolUse hooks (agent/hooks.py): deny stops the call; ask, or a hook that failed, asks the
+    # user; allow skips the question as an allow rule would (never for a guarded write).
+    hooked = await hooks.before_tool(session, turn_id, tool.name, call.tool_call_id, call.input)
+    if hooked.decision == "deny":
+        return ToolResultPart(call.tool_call_id, call.tool_name, hooks.denied_text(hooked), True)
+    hook_asks = hooks.asked_because(hooked)
     guarded = guarded_write(tool, call, session.root)
     if rule is not None and rule.kind == "allow" and tool.name == "web_fetch":
         guarded = None  # a `WebFetch(domain:…)` allow rule is one more webFetchAllowedDomains entry
     # An allow rule never covers a command that cannot be sandboxed, nor a guarded write (above).
-    allowed = rule is not None and rule.kind == "allow" and tool.approval != "unsandboxed-command"
+    allowed = ((rule is not None and rule.kind == "allow") or (hooked.decision == "allow" and hook_asks is None)) \
+        and tool.approval != "unsandboxed-command"
     asked_by = rule.rule if rule is not None and rule.kind == "ask" else None
     key = allowance_key(tool, call, session.root)
     unasked = guarded is None and tool.unasked is not None and isinstance(call.input, dict) and tool.unasked(call.input)
-    if guarded is not None or asked_by is not None or (
+    if guarded is not None or asked_by is not None or hook_asks is not None or (
             needs_approval(tool, settings.approvals) and key not in session.always_allowed
             and not unasked and not allowed):
         summary = describe_call(tool, call)
@@ -204,7 +212,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             tool_name=tool.name,
             input=call.input,
             summary=(f"{summary} (always asked: {guarded})" if guarded
-                     else f"{summary} (asked by the permission rule {asked_by})" if asked_by else summary),
+                     else f"{summary} (asked by the permission rule {asked_by})" if asked_by
+                     else f"{summary} ({hook_asks})" if hook_asks else summary),
             preview=preview,
             diff=diff,
             diff_lines=diff_count,
@@ -246,7 +255,8 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
     if result.notice:
         session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=result.notice))
     pictures, refused = await result_images(session, result.image)
-    return ToolResultPart(call.tool_call_id, call.tool_name, result.output + refused, result.is_error, pictures)
+    told = await hooks.after_tool(session, turn_id, tool.name, call.tool_call_id, call.input, result.output, result.is_error)
+    return ToolResultPart(call.tool_call_id, call.tool_name, result.output + refused + told, result.is_error, pictures)
 
 
 def _keep_rules(session: AgentSession, turn_id: str, rules: list[str], scope: str) -> None:
