@@ -19,6 +19,9 @@ local commands = {
   { "ShiroStatus", function() shiro().show_status() end, { desc = "shiro: show context use, tokens and cost" } },
   { "ShiroDiff", function(o) shiro().turn_diff(o.args) end, { nargs = "?", complete = function() return M.changed_files() end, desc = "shiro: what the last turn changed, as a diff [file]" } },
   { "ShiroUndo", function(o) shiro().undo(o.args) end, { nargs = "?", complete = function() return M.changed_files() end, desc = "shiro: undo a file (or pick: the whole turn) of the last turn's changes" } },
+  { "ShiroPlan", function(o) local p = require("shiro.plan"); if o.bang then p.toggle() else p.plan(o.args) end end, { nargs = "*", bang = true, desc = "shiro: plan mode [prompt] (! switches plan/act): the model reads and plans, nothing is changed" } },
+  { "ShiroAct", function(o) require("shiro.plan").act(o.args) end, { nargs = "?", complete = function() return require("shiro.plan").APPROVALS end, desc = "shiro: act mode [ask|auto-edit|auto]" } },
+  { "ShiroStart", function(o) require("shiro.plan").start(o.args) end, { nargs = "?", complete = function() return require("shiro.plan").APPROVALS end, desc = "shiro: act mode [approvals], then carry out the plan" } },
   { "ShiroEffort", function(o) shiro().effort(o.args) end, { nargs = "?", complete = function() return shiro().EFFORTS end, desc = "shiro: show or set the reasoning effort" } },
 }
 
@@ -27,6 +30,7 @@ local subcommands = {
   chat = "ShiroChat", abort = "ShiroAbort", new = "ShiroNew", compact = "ShiroCompact", notes = "ShiroNotes",
   todos = "ShiroTodos", sessions = "ShiroSessions", resume = "ShiroResume", rewind = "ShiroRewind",
   status = "ShiroStatus", diff = "ShiroDiff", undo = "ShiroUndo", effort = "ShiroEffort",
+  plan = "ShiroPlan", act = "ShiroAct", start = "ShiroStart",
 }
 
 --- The paths the last turn with changes touched (completion for :ShiroDiff and :ShiroUndo).

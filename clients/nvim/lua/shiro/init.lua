@@ -216,6 +216,7 @@ local function on_event(_, params)
     M.state.session_id = params.sessionId
   end
   require("shiro.chat").on_event(params)
+  require("shiro.plan").on_event(params)
   emit("event", params, "ShiroEvent")
 end
 
@@ -793,6 +794,9 @@ function M.statusline()
   local queued = tonumber(s.queued) or 0
   if queued > 0 then
     text = text .. " +" .. queued
+  end
+  if s.mode == "plan" then
+    text = text .. " [plan]"
   end
   return text, s.level
 end

@@ -17,6 +17,7 @@ return {
     rewind = "shiro.rewind",
     turnDiff = "shiro.turnDiff",
     effort = "shiro.effort",
+    setMode = "shiro.setMode",
   },
   notifications = {
     event = "shiro/event",
