@@ -54,7 +54,7 @@ CAPPED: dict[str, int] = {"maxSteps": 50, "compactThreshold": 120_000}
 # `permissions` (allow/ask/deny rules, agent/permissions.py) waits whole: an allow rule loosens,
 # and the trust question names `permissions.allow` etc. like any other held key.
 # `maxCostUsd` too: a repository that raised or removed your spending limit would spend your money.
-WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd")
+WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd", "hooks", "hookTimeout")
 
 MAX_FILE_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 SHOWN_KEYS = 12  # a question or notice names at most this many keys, then "and N more"
