@@ -99,6 +99,9 @@ class Connection:
     early: Any = NOT_TRIED  # main()'s warm handshake (warm_client.Handshake, or None: no warm server)
     initialize_sent: bool = False  # main() wrote `initialize` into the warm child's pipe already
     _chat_ahead: tuple[dict[str, Any], asyncio.Future[Any]] | None = None  # a chat sent by chat_ahead.py
+    # The key a first run kept (clients/terminal/first_run.py): handed over with shiro.setCredentials
+    # once initialized, never through the server's environment.
+    api_key: str | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def launch(self) -> None:
@@ -132,6 +135,10 @@ class Connection:
             await asyncio.wait_for(answered, START_TIMEOUT_S)
             if ahead is None:
                 self.rpc.notify("initialized", {})
+            if self.api_key:
+                handed = self.rpc.request("workspace/executeCommand",
+                                          {"command": wire.SET_CREDENTIALS, "arguments": [{"apiKey": self.api_key}]})
+                await asyncio.wait_for(handed, START_TIMEOUT_S)
         except (asyncio.TimeoutError, RpcError, ConnectionLost, OSError) as exc:
             await self._kill()
             raise ServerGone(self._why("the language server did not start", exc)) from None

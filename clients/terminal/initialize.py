@@ -53,6 +53,7 @@ def setup_text(then: str) -> list[str]:
 
     return [
         f"! no model endpoint is set up yet, so a prompt cannot be answered. {then}",
+        "    shiro setup".ljust(48) + "asks for the endpoint and key and keeps them (Set up model)",
         "    export OPENAI_API_KEY=sk-…".ljust(48) + "for OpenAI",
         "    shiro --base-url http://127.0.0.1:11434/v1".ljust(48) + "an OpenAI-compatible server (Ollama, LiteLLM…)",
         f'    or write {{"baseUrl": "…"}} into {user_settings_path()}',

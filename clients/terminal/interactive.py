@@ -39,6 +39,7 @@ from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from .approval_text import approval_lines, question
 from . import permissions_view
+from .model_view import ModelPicker
 from . import plan_mode
 from ..model.visible_text import visible
 from .typed_ahead import AnswerGate, drop_typed_ahead
@@ -64,6 +65,7 @@ COMMANDS = {
     "/diff": "/diff [path]: what the last turn changed",
     "/undo": "/undo [path]: put back the files the last turn changed (or one of them); the conversation stays",
     "/effort": "/effort [minimal|low|medium|high|default]: how hard the model thinks",
+    "/model": "/model [N|NAME|default]: the models to pick from, or this one from the next request",
     "/reasoning": "the model's reasoning summary of this turn, unfolded",
     "/plan": "/plan [prompt]: plan mode: the model reads and plans, nothing is changed (shift+tab switches)",
     "/act": "/act [ask|auto-edit|auto]: leave plan mode (with those approvals)",
@@ -178,6 +180,7 @@ class Interactive:
     def __init__(self, conn: Connection, cwd: Path) -> None:
         self.conn, self.cwd = conn, cwd
         self.session_id: str | None = None
+        self.models = ModelPicker(conn.command)  # /model's last list (model_view.py)
         self.statuses: dict[str, wire.StatusPayload] = {}
         self.plan = plan_mode.PlanMode(conn.command, self.send, self.say)  # /plan, /act, /start, shift+tab
         self.last_status: wire.StatusPayload | None = None
@@ -552,7 +555,7 @@ class Interactive:
             self.say([("yellow", f"cleared {cleared} queued prompt{'s' if cleared != 1 else ''}")])
 
     async def send(self, text: str) -> None:
-        if unconfigured(self.conn.init_options):
+        if unconfigured(self.conn.init_options) and not self.conn.api_key:
             self.say(*setup_lines())  # not sent: it would fail, and be saved as a session of one failed prompt
             return
         attachments, notes = attach_files(text, self.cwd)
@@ -625,7 +628,7 @@ class Interactive:
             "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
             "/diff": self.cmd_diff, "/undo": self.cmd_undo, "/effort": self.cmd_effort, "/reasoning": self.cmd_reasoning,
             "/plan": self.plan.plan, "/act": self.plan.act, "/start": self.plan.start,
-            "/permissions": self.cmd_permissions,
+            "/permissions": self.cmd_permissions, "/model": self.cmd_model,
         }
 
     async def cmd_help(self, _: str) -> None:
@@ -774,6 +777,9 @@ class Interactive:
         said = f"reasoning effort {effort}" if effort else "reasoning effort: the endpoint's default"
         self.say([("green" if arg else "", said), ("dim", f"  ({result.get('model')}{', from the next request' if arg else ''})")])
 
+    async def cmd_model(self, arg: str) -> None:
+        self.say(*await self.models.run(arg))
+
     async def cmd_permissions(self, arg: str) -> None:
         self.say(*await permissions_view.run(self.conn.command, arg))
 
@@ -826,7 +832,7 @@ class Interactive:
         self.say([("bold", "shiro-neko"), ("dim", f"  {status.model} · {self.cwd} · /help · Esc aborts · Ctrl-D leaves")])
         if resumed is not None:
             self.say(*render.resumed_lines(resumed))
-        if unconfigured(self.conn.init_options):
+        if unconfigured(self.conn.init_options) and not self.conn.api_key:
             self.say(*setup_lines())
         session: PromptSession[str] = PromptSession(
             message=self.message, bottom_toolbar=self.toolbar, history=PromptHistory(prompts),

@@ -76,6 +76,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     trust = sub.add_parser("trust", help="trust a directory's project settings (.shiro-neko/settings.json, .mcp.json) as they are now")
     trust.add_argument("dir", nargs="?", metavar="DIR", help="the directory (default: this one)")
     sub.add_parser("acp", help="serve Agent Client Protocol editors on stdio (see docs/acp.md)")
+    sub.add_parser("setup", help="set up the model: ask for the endpoint and API key and keep them (the OS keyring; docs/models.md)")
     return parser.parse_args(argv)
 
 
@@ -102,6 +103,10 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
         from .trust import run_trust
 
         return run_trust(args, cwd)
+    if args.command == "setup":
+        from .first_run import run_setup
+
+        return run_setup()
     prompt: str | None = None
     if args.output_format != "text" and args.prompt is None:
         err("shiro: --output-format is for one turn: shiro -p \"prompt\" --output-format json")
@@ -144,14 +149,23 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
         for line in trust.held_lines(loaded):
             err(line)
     options = settings_with_flags(args, cwd, err, loaded)
-    if prompt is not None and unconfigured(options):
+    from .first_run import apply, ask, stored
+
+    # The endpoint and key a first run kept (docs/models.md); none anywhere: asked now, on a terminal.
+    kept = stored(options)
+    if kept is None and prompt is None and unconfigured(options):
+        kept = ask()
+    options = apply(options, kept)
+    key = kept.api_key if kept is not None else None
+    if prompt is not None and unconfigured(options) and key is None:
         # Not sent: it would fail, and be saved as a session of one failed prompt (docs/terminal.md).
         for line in setup_text("Run it again after one of:"):
             err(line)
         return 1
     # A cold server reads its `initialize` long after asyncio has the pipes: only a warm one's goes now.
     sent = shake is not None and send_early(shake.stdin_w, initialize_frame(cwd, options))
-    if sent and shake is not None and prompt is not None and not (args.cont or args.resume or args.private):
+    # A kept key goes to the server (shiro.setCredentials) before the first chat: no chat ahead then.
+    if sent and shake is not None and prompt is not None and key is None and not (args.cont or args.resume or args.private):
         from .chat_ahead import ChatAhead
 
         shake.ahead = ChatAhead(shake.stdout_r, shake.stdin_w, prompt)  # the turn starts now
@@ -159,7 +173,7 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     _quiet_logging()
     from .turns import run
 
-    return run(args, cwd, prompt, early, options, sent)
+    return run(args, cwd, prompt, early, options, sent, key)
 
 
 def main(argv: list[str] | None = None) -> None:

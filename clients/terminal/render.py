@@ -175,7 +175,11 @@ def event_lines(event: wire.Event, tools: ToolNames | None = None) -> list[Line]
         if event.status == "aborted":
             return [[("yellow", "aborted")]]
         if event.status == "error":
-            return [[("red", f"error: {event.error or 'the turn failed'}")]]
+            lines: list[Line] = [[("red", f"error: {event.error or 'the turn failed'}")]]
+            if wire.SET_UP_MODEL in (event.error or ""):  # a missing or refused key: the terminal's way to set one up
+                lines.append([("yellow", f"{wire.SET_UP_MODEL}: "), ("", "leave (Ctrl-D) and run "), ("bold", "shiro setup"),
+                              ("dim", "  (asks for the endpoint and key, keeps the key in the OS keyring)")])
+            return lines
         if event.files:
             return [files_changed_line(event.files)]
     return []

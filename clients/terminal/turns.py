@@ -17,10 +17,10 @@ from .connection import Connection
 from .main import err
 
 
-def _connection(cwd: Path, early: Any, options: dict[str, Any], sent: bool) -> Connection:
+def _connection(cwd: Path, early: Any, options: dict[str, Any], sent: bool, key: str | None = None) -> Connection:
     """`early`, `options`, `sent`: what main() started, the settings it read (file and flags),
-    whether it already wrote `initialize`."""
-    return Connection(cwd, init_options=options, prompt_coming=True, early=early, initialize_sent=sent)
+    whether it already wrote `initialize`; `key`: the API key a first run kept (clients/terminal/first_run.py)."""
+    return Connection(cwd, init_options=options, prompt_coming=True, early=early, initialize_sent=sent, api_key=key)
 
 
 async def _resume(conn: Connection, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -73,14 +73,14 @@ async def run_interactive(args: argparse.Namespace, cwd: Path, *started: Any) ->
 
 
 def run(args: argparse.Namespace, cwd: Path, prompt: str | None, early: Any, options: dict[str, Any],
-        sent: bool) -> int:
+        sent: bool, key: str | None = None) -> int:
     """Exit status of the run; a server that failed or went away is reported here."""
     from .connection import CommandError, ServerGone
 
     try:
         if prompt is not None:
-            return asyncio.run(run_oneshot(args, cwd, prompt, early, options, sent))
-        return asyncio.run(run_interactive(args, cwd, early, options, sent))
+            return asyncio.run(run_oneshot(args, cwd, prompt, early, options, sent, key))
+        return asyncio.run(run_interactive(args, cwd, early, options, sent, key))
     except (CommandError, ServerGone) as exc:
         err(f"shiro: {exc}")
         return 1
