@@ -327,11 +327,12 @@ a deny, and is answered all the same."
 ;;; The mode line ------------------------------------------------------------------------------
 
 (defun shiro-mode-line ()
-  "The context gauge: \"shiro 12%\", with ● while a turn runs and ? while an approval waits."
+  "The context gauge: \"shiro 12%\", with \"plan\" in plan mode, ● while a turn runs and ? while an approval waits."
   (when (and shiro--status (shiro--live-p))
     (let ((percent (plist-get shiro--status :contextPercent))
           (level (plist-get shiro--status :level)))
-      (propertize (format " shiro %s%%%s%s " (round (or percent 0))
+      (propertize (format " shiro %s%%%s%s%s " (round (or percent 0))
+                          (if (equal (plist-get shiro--status :mode) "plan") " plan" "")
                           (if (or shiro--running (eq (plist-get shiro--status :running) t)) " ●" "")
                           (if (equal (plist-get shiro--status :waiting) "approval") " ?" ""))
                   'face (pcase level ("red" 'error) ("amber" 'warning) (_ nil))))))
@@ -504,4 +505,6 @@ from Lisp only report it (`shiro.effort').  The result plist."
     result))
 
 (provide 'shiro)
+;; Plan mode's commands (shiro-plan-mode, shiro-act, shiro-start-plan), beside this file.
+(require 'shiro-plan (expand-file-name "shiro-plan" (file-name-directory (or load-file-name buffer-file-name))))
 ;;; shiro.el ends here

@@ -1,0 +1,48 @@
+;;; emacs_plan_test.el --- plan mode in clients/emacs, batch Emacs  -*- lexical-binding: t; -*-
+;; Run by tests/clients/test_emacs_plan.py (the fake provider scripted there); writes JSON to
+;; $SHIRO_EMACS_OUT.
+
+(require 'json)
+(setq load-prefer-newer t)
+(load (expand-file-name "shiro.el" (getenv "SHIRO_EMACS_PLUGIN")) nil t)
+
+(defvar test-result nil)
+(defvar test-ended nil)
+(add-hook 'shiro-turn-end-functions (lambda (event) (push event test-ended)) 90)
+(defun test-put (key value) (setq test-result (plist-put test-result key value)))
+(defun test-wait (pred what)
+  (let ((deadline (+ (float-time) 90)))
+    (while (and (not (funcall pred)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (unless (funcall pred) (error "timed out waiting for %s" what))))
+(defun test-ended-count (n) (test-wait (lambda () (>= (length test-ended) n)) (format "turn %d" n)))
+(defun test-chat-text ()
+  (with-current-buffer "*shiro chat*" (buffer-substring-no-properties (point-min) (point-max))))
+
+(condition-case err
+    (let* ((workspace (file-name-as-directory (getenv "SHIRO_EMACS_WORKSPACE")))
+           (default-directory workspace))
+      (setq shiro-server-command (append (json-read-from-string (getenv "SHIRO_EMACS_SERVER")) nil))
+      (setq shiro-settings '(:approvals "ask"))
+      (find-file (expand-file-name "hello.py" workspace))
+      (shiro-chat)
+      (shiro-plan-mode)
+      (test-put :modeAfterToggle (plist-get (shiro--command "shiro.status") :mode))
+      (test-wait (lambda () (shiro-plan-p)) "plan mode")
+      (test-put :modeLine (shiro-mode-line))
+      (shiro-send "add a file")
+      (test-ended-count 1)
+      (test-put :existsAfterPlan (if (file-exists-p (expand-file-name "new.txt" workspace)) "yes" "no"))
+      (test-put :chatAfterPlan (test-chat-text))
+      (shiro-start-plan "auto-edit")
+      (test-wait (lambda () (not (shiro-plan-p))) "act mode")
+      (test-ended-count 2)
+      (test-put :modeLineAct (shiro-mode-line))
+      (test-put :newTxt (with-temp-buffer (insert-file-contents (expand-file-name "new.txt" workspace)) (buffer-string)))
+      (test-put :chatAfterStart (test-chat-text))
+      (shiro-stop))
+  (error (test-put :error (error-message-string err))))
+
+(with-temp-file (getenv "SHIRO_EMACS_OUT")
+  (insert (json-encode test-result)))
+(kill-emacs 0)
