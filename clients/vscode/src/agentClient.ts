@@ -19,7 +19,9 @@ import { bundledWheel, findPython, pythonCandidates, runInstall } from './server
 import { findServer, ServerLookup } from './serverPath';
 import { isCleanExit } from './serverLog';
 import { serverSettings } from './workspaceTrust';
-import { APPROVE, EVENT, SAVE_DOCUMENTS, STATUS, TODOS } from './wire';
+import { APPROVE, DIAGNOSTICS, EVENT, FOCUS_CHAT, NAVIGATE, SAVE_DOCUMENTS, STATUS, TODOS } from './wire';
+import { diagnostics, navigate } from './editorRequests';
+import type { DiagnosticsParams, FocusChatParams, NavigateParams } from './protocol';
 import type { ApproveParams, ApproveResult, CommandArgs, CommandName, CommandResult, EventPayload, SaveDocumentsParams, StatusPayload, TodosPayload } from './wire';
 
 
@@ -27,7 +29,8 @@ import type { ApproveParams, ApproveResult, CommandArgs, CommandName, CommandRes
 class ShiroCapabilities implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    experimental.shiro = { approvals: true, saveDocuments: true };
+    // editor: shiro/diagnostics and shiro/navigate, answered from VS Code's own language features (src/editorRequests.ts)
+    experimental.shiro = { approvals: true, saveDocuments: true, editor: { diagnostics: true, navigation: true } };
     capabilities.experimental = experimental;
   }
   initialize(): void {}
@@ -46,6 +49,9 @@ export class AgentClient implements vscode.Disposable {
   readonly onMissing = new vscode.EventEmitter<void>();
   /** "Install shiro-neko" finished and the server runs: the panel opens its session now. */
   readonly onInstalled = new vscode.EventEmitter<void>();
+  /** `shiro/focusChat` (a code action's Ask / Edit), and any shiro code action run (the panel opens). */
+  readonly onFocusChat = new vscode.EventEmitter<FocusChatParams>();
+  readonly onCodeAction = new vscode.EventEmitter<void>();
   approve: (params: ApproveParams, token: CancellationToken) => Promise<ApproveResult> = async () => ({ decision: 'deny' });
   readonly output: vscode.OutputChannel;
   private client: LanguageClient | undefined;
@@ -147,6 +153,11 @@ export class AgentClient implements vscode.Disposable {
       // workspace's own MCP servers apart from the user's (src/workspaceTrust.ts).
       initializationOptions: currentSettings(),
       middleware: {
+        // The lightbulb's shiro actions run `shiro.ask` on the server: the panel opens for its turn.
+        executeCommand: async (command, args, next) => {
+          if (command === 'shiro.ask') this.onCodeAction.fire();
+          return next(command, args);
+        },
         workspace: {
           configuration: async (params, token, next) => {
             const result = await next(params, token);
@@ -163,6 +174,9 @@ export class AgentClient implements vscode.Disposable {
     client.onNotification(STATUS, (p: StatusPayload) => this.fire(() => this.onStatus.fire(p)));
     client.onRequest(APPROVE, (p: ApproveParams, token: CancellationToken) => this.approve(p, token));
     client.onRequest(SAVE_DOCUMENTS, (p: SaveDocumentsParams) => saveDocuments(p.uris));
+    client.onRequest(DIAGNOSTICS, (p: DiagnosticsParams) => diagnostics(p));
+    client.onRequest(NAVIGATE, (p: NavigateParams) => navigate(p));
+    client.onNotification(FOCUS_CHAT, (p: FocusChatParams) => this.fire(() => this.onFocusChat.fire(p)));
     this.client = client;
     try {
       await client.start();

@@ -1,6 +1,7 @@
 // What each panel message and palette command does: thin glue between the panel, the store and
 // the server's `shiro.*` commands.
 
+import { refreshCommands } from './customCommands';
 import * as vscode from 'vscode';
 import { activeFolder, AgentClient } from './agentClient';
 import type { ApprovalBroker } from './approvals';
@@ -81,6 +82,7 @@ export class Controller implements vscode.Disposable {
     switch (msg.t) {
       case 'ready':
         this.editorContext?.refresh();
+        void refreshCommands(this.client, view, this.workspace);
         await this.loadHistory();
         return;
       case 'send':
@@ -187,7 +189,7 @@ export class Controller implements vscode.Disposable {
     await this.opening;
     if (prompt.startsWith('/')) {
       const [name, ...rest] = prompt.slice(1).split(/\s+/);
-      if (this.view?.slash.some((c) => c.name === name)) return this.slash(name, rest.join(' '));
+      if (this.view?.slash.some((c) => c.name === name && !c.custom)) return this.slash(name, rest.join(' '));
     }
     const key = `q${++this.keys}`;
     const cts = new vscode.CancellationTokenSource();
@@ -203,6 +205,7 @@ export class Controller implements vscode.Disposable {
       const cancelled = cts.token.isCancellationRequested || (err as { code?: number })?.code === -32800;
       if (!cancelled) this.store.addNotice(err instanceof Error ? err.message : String(err), 'error');
     } finally {
+      if (this.view) void refreshCommands(this.client, this.view, this.workspace); // a skill added, a folder trusted
       this.chats.delete(key);
       cts.dispose();
       this.store.settled(key);

@@ -7,6 +7,8 @@ import { activeFolder, AgentClient } from './agentClient';
 import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
+import { EditorContextFeed } from './editorContext';
+import { InlineEdits } from './inlineEdit';
 import { PlanMode } from './planMode';
 import { ModelSetup } from './modelSetup';
 import { Notifier } from './notify';
@@ -31,6 +33,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const view: ChatView = new ChatView(context.extensionUri, store,
     (msg, v): void | Promise<void> => (plan.onPanel(msg) ? undefined : controller.onPanel(msg, v)));
   controller.view = view;
+  // Issue 38: the editor context chip and each prompt's context, the lightbulb's actions, inline edits.
+  const editorContext = new EditorContextFeed((label) => view.post({ t: 'context', label }));
+  controller.editorContext = editorContext;
+  const inlineEdits = new InlineEdits(client, () => (store.sessionId ? { sessionId: store.sessionId } : {}));
+  context.subscriptions.push(
+    editorContext,
+    inlineEdits,
+    client.onCodeAction.event(() => void view.reveal(false)),
+    client.onFocusChat.event((p) => {
+      if (p.action === 'edit') return void inlineEdits.run(p.context);
+      editorContext.pin(p.context);
+      void view.reveal();
+    }),
+  );
   // Plan mode (issue 39): the composer's Plan / Act switch and "Start" under a plan (planMode.ts).
   const plan: PlanMode = new PlanMode(client, view,
     () => (store.sessionId ? { sessionId: store.sessionId } : { workspace: controller.folder?.uri.toString() }),

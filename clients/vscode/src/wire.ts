@@ -30,6 +30,9 @@ export const TODOS = 'shiro/todos' satisfies NotificationName;
 export const STATUS = 'shiro/status' satisfies NotificationName;
 export const APPROVE = 'shiro/approve' satisfies ServerRequestName;
 export const SAVE_DOCUMENTS = 'shiro/saveDocuments' satisfies ServerRequestName;
+export const DIAGNOSTICS = 'shiro/diagnostics' satisfies ServerRequestName;
+export const NAVIGATE = 'shiro/navigate' satisfies ServerRequestName;
+export const FOCUS_CHAT = 'shiro/focusChat' satisfies NotificationName;
 
 export type Todo = P.Todo;
 export type TodoStatus = P.Todo['status'];

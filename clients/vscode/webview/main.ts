@@ -681,6 +681,9 @@ document.addEventListener('keydown', (e) => {
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const msg = event.data;
   switch (msg.t) {
+    case 'commands':
+      slash = msg.slash;
+      break;
     case 'hydrate': {
       const t0 = performance.now();
       queued = [];

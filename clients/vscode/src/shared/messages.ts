@@ -88,6 +88,8 @@ export interface SlashCommand {
   name: string;
   hint: string;
   description: string;
+  /** A skill or custom command (`shiro.commands`): sent to the agent as a prompt, not run here. */
+  custom?: boolean;
 }
 
 /** Plan mode (issue 39): the shown session's mode, and whether its last turn ended with a plan to
@@ -123,6 +125,8 @@ export type HostToWebview =
   | { t: 'reply'; rid: number; ok: boolean; result?: unknown; error?: string }
   | { t: 'command'; name: 'focusInput' | 'insert'; text?: string; attach?: string[] }
   | ({ t: 'mode' } & ModeView)
+  /** The composer's slash menu: the panel's own commands, then skills and custom commands (customCommands.ts). */
+  | { t: 'commands'; slash: SlashCommand[] }
   /** Esc stopped the turn: the prompts that were queued behind it, back in the input. */
   | { t: 'giveBack'; texts: string[] }
   /** The editor context the next prompt sends, as its chip ("Using src/app.py:40-52"); null: none. */

@@ -1,0 +1,28 @@
+// Issue 40's VS Code end to end, "a custom command from the composer's menu"
+// (tests/clients/test_vscode_skills.py owns the workspace's command, the fake provider and the
+// assertions). Run by drive.mjs (`scenario: "skills"`) with its helpers.
+
+/** @param {any} h drive.mjs's helpers: page, config, out, step, shot, openPanel, T */
+export async function skillsScenario(h) {
+  const { config, out, step, shot, T } = h;
+  await h.workbench();
+  const frame = await h.openPanel();
+  const input = frame.locator('#input');
+  // The menu gets shiro.commands' list once the server answers: type `/` plus the start of the name.
+  await input.click();
+  await input.fill('/');
+  await input.type(config.typed);
+  await frame.waitForFunction((name) => [...document.querySelectorAll('#popup .option-label')]
+    .some((o) => o.textContent.startsWith(`/${name}`)), config.command, { timeout: T });
+  out.menu = await frame.$$eval('#popup .option', (o) => o.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
+  await shot('01-custom-command-menu', `the composer's / menu offers the project's /${config.command} with its description and hint`);
+  // Picked with the mouse: the name goes into the input, the arguments are typed after it.
+  await frame.locator('#popup .option', { hasText: `/${config.command}` }).first().dispatchEvent('mousedown');
+  out.afterPick = await input.inputValue();
+  step('picked the command from the menu');
+  await input.type(config.args);
+  await input.press('Enter');
+  await frame.waitForFunction((x) => document.querySelector('#rows')?.innerText.includes(x), config.answer, { timeout: T });
+  out.rows = await frame.$$eval('#rows .row', (rows) => rows.map((r) => ({ kind: r.className, text: r.innerText })));
+  await shot('02-custom-command-answered', 'the prompt as typed in the transcript, the answer to the expanded command below it');
+}
