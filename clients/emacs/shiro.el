@@ -307,6 +307,9 @@ a deny, and is answered all the same."
                           (format "\n[%s%s]\n\n" status
                                   (if (plist-get event :error) (concat ": " (plist-get event :error)) "")))
                         'shiro-dim))
+       ;; A missing or refused key (the server's "Set up model"): Emacs's way to give one.
+       (when (and (stringp (plist-get event :error)) (string-search "Set up model" (plist-get event :error)))
+         (shiro--insert "[Set up model: M-x shiro-model-setup (endpoint and key for this server)]\n\n" 'shiro-warn))
        (let ((files (append (plist-get event :files) nil)))
          (when files
            (setq shiro--last-changed-turn (plist-get event :turnId))
@@ -415,6 +418,7 @@ Lines starting with / run a command: /compact [focus], /notes, /sessions, /resum
       ("/new" (shiro-new-session))
       ("/abort" (shiro-abort))
       ("/effort" (shiro-effort (and (not (string-empty-p rest)) rest)))
+      ("/model" (shiro-model (and (not (string-empty-p rest)) rest)))
       ("/diff" (shiro-turn-diff))
       (_ (shiro--insert (format "unknown command %s (/compact /notes /sessions /resume /new /abort /effort /diff)\n" name)
                         'shiro-warn)))))
@@ -505,6 +509,8 @@ from Lisp only report it (`shiro.effort').  The result plist."
     result))
 
 (provide 'shiro)
+;; The model, its endpoint and key (shiro-model, shiro-model-setup), beside this file.
+(require 'shiro-model (expand-file-name "shiro-model" (file-name-directory (or load-file-name buffer-file-name))))
 ;; Plan mode's commands (shiro-plan-mode, shiro-act, shiro-start-plan), beside this file.
 (require 'shiro-plan (expand-file-name "shiro-plan" (file-name-directory (or load-file-name buffer-file-name))))
 ;;; shiro.el ends here

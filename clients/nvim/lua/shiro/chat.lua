@@ -344,6 +344,10 @@ function C.on_event(ev)
       line = line .. ": " .. tostring(ev.error)
     end
     C.add_lines({ line })
+    -- A missing or refused key (the server's "Set up model"): Neovim's way to give one.
+    if tostring(ev.error or ""):find("Set up model", 1, true) then
+      C.add_lines({ "-- Set up model: :ShiroModel setup (endpoint and key for this server)" })
+    end
     if type(ev.files) == "table" and #ev.files > 0 then
       C.add_changes(ev.turnId, ev.files)
     end

@@ -22,6 +22,7 @@ local commands = {
   { "ShiroPlan", function(o) local p = require("shiro.plan"); if o.bang then p.toggle() else p.plan(o.args) end end, { nargs = "*", bang = true, desc = "shiro: plan mode [prompt] (! switches plan/act): the model reads and plans, nothing is changed" } },
   { "ShiroAct", function(o) require("shiro.plan").act(o.args) end, { nargs = "?", complete = function() return require("shiro.plan").APPROVALS end, desc = "shiro: act mode [ask|auto-edit|auto]" } },
   { "ShiroStart", function(o) require("shiro.plan").start(o.args) end, { nargs = "?", complete = function() return require("shiro.plan").APPROVALS end, desc = "shiro: act mode [approvals], then carry out the plan" } },
+  { "ShiroModel", function(o) require("shiro.model").command(o.args) end, { nargs = "?", complete = function() return { "setup", "default" } end, desc = "shiro: pick the model, set one [NAME|default], or set up the endpoint and key (setup)" } },
   { "ShiroEffort", function(o) shiro().effort(o.args) end, { nargs = "?", complete = function() return shiro().EFFORTS end, desc = "shiro: show or set the reasoning effort" } },
 }
 
@@ -30,7 +31,7 @@ local subcommands = {
   chat = "ShiroChat", abort = "ShiroAbort", new = "ShiroNew", compact = "ShiroCompact", notes = "ShiroNotes",
   todos = "ShiroTodos", sessions = "ShiroSessions", resume = "ShiroResume", rewind = "ShiroRewind",
   status = "ShiroStatus", diff = "ShiroDiff", undo = "ShiroUndo", effort = "ShiroEffort",
-  plan = "ShiroPlan", act = "ShiroAct", start = "ShiroStart",
+  plan = "ShiroPlan", act = "ShiroAct", start = "ShiroStart", model = "ShiroModel",
 }
 
 --- The paths the last turn with changes touched (completion for :ShiroDiff and :ShiroUndo).

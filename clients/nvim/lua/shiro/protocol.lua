@@ -18,6 +18,9 @@ return {
     turnDiff = "shiro.turnDiff",
     effort = "shiro.effort",
     setMode = "shiro.setMode",
+    models = "shiro.models",
+    setModel = "shiro.setModel",
+    setCredentials = "shiro.setCredentials",
   },
   notifications = {
     event = "shiro/event",
