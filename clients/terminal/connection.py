@@ -286,11 +286,14 @@ class Connection:
             raise ServerGone(self._why("the language server stopped", exc)) from None
         return result if isinstance(result, dict) else {}
 
-    async def chat(self, prompt: str, attachments: list[str] | None = None) -> dict[str, Any]:
+    async def chat(self, prompt: str, attachments: list[str] | None = None,
+                   images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Resolves when this prompt's turn ends (a prompt sent during a turn is queued)."""
         args: dict[str, Any] = {"prompt": prompt}
         if attachments:
             args["attachments"] = attachments
+        if images:
+            args["images"] = images  # read by the client: paths outside the workspace (image_attach.py)
         if self._chat_ahead is not None and self._chat_ahead[0] == args:
             pending = self._chat_ahead[1]  # `shiro -p`: sent while the client was still starting
             self._chat_ahead = None

@@ -24,7 +24,9 @@ from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.filters import Condition, has_completions
 from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuples
 from prompt_toolkit.history import History
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
@@ -39,8 +41,13 @@ from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from .approval_text import approval_lines, question
 from . import permissions_view
-from .model_view import ModelPicker
+from . import notify
 from . import plan_mode
+from . import session_picker
+from . import image_attach
+from . import custom_commands
+from . import nested
+from .model_view import ModelPicker
 from ..model.visible_text import visible
 from .typed_ahead import AnswerGate, drop_typed_ahead
 
@@ -56,7 +63,9 @@ COMMANDS = {
     "/memory": "have the model merge project memory (when it has grown)",
     "/mcp": "MCP servers: their state and tools",
     "/sessions": "the last 15 sessions of this directory",
-    "/resume": "/resume <id or prefix>: continue a saved session",
+    "/resume": "/resume [id or prefix]: continue a saved session (no id: pick one, type to search)",
+    "/rename": "/rename <title>: rename this session",
+    "/export": "/export [path]: this session as Markdown, into a file or shown here",
     "/save": "write the session now",
     "/compact": "/compact [focus]: replace the transcript with a summary",
     "/cost": "tokens and cost of this session",
@@ -77,6 +86,9 @@ COMMANDS = {
     "/exit": "leave (also Ctrl-D)",
 }
 CTRL_C_WINDOW_S = 2.0
+# The terminal's focus reports (notify.py) as two keys no keyboard here sends.
+ANSI_SEQUENCES.setdefault(notify.FOCUS_IN, Keys.F23)
+ANSI_SEQUENCES.setdefault(notify.FOCUS_OUT, Keys.F24)
 MAX_TODO_LINES = 9
 MAX_FILES = 20_000
 REASONING_MAX = 20_000  # characters of a turn's reasoning summary kept for /reasoning
@@ -121,6 +133,7 @@ class ShiroCompleter(Completer):
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.custom: dict[str, str] = {}  # skills and custom commands (custom_commands.py)
         self._files: list[str] = []
         self._listed_at = -1e9
 
@@ -132,7 +145,7 @@ class ShiroCompleter(Completer):
     def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
         before = document.text_before_cursor
         if before.startswith("/") and " " not in before:
-            for name, meta in COMMANDS.items():
+            for name, meta in {**self.custom, **COMMANDS}.items():
                 if name.startswith(before):
                     yield Completion(name, start_position=-len(before), display_meta=meta)
             return
@@ -159,6 +172,10 @@ def attach_files(text: str, root: Path) -> tuple[list[str], list[str]]:
         path = (root / rel).resolve()
         if rel in paths or not path.is_file() or not path.is_relative_to(root.resolve()):
             continue
+        if image_attach.is_image(rel):  # the server reads it and checks it is one (issue 40)
+            paths.append(rel)
+            notes.append(f"attached image {rel} ({max(1, path.stat().st_size // 1024)} KB)")
+            continue
         try:
             lines = len(path.read_text(encoding="utf-8").splitlines())
         except UnicodeDecodeError:
@@ -179,10 +196,14 @@ def setup_lines() -> list[render.Line]:
 class Interactive:
     def __init__(self, conn: Connection, cwd: Path) -> None:
         self.conn, self.cwd = conn, cwd
+        self.completer = ShiroCompleter(cwd)  # `@path`, built-in and custom `/` commands
+        # A bell and OSC 9 for an approval or a long turn while the terminal is out of focus (notify.py).
+        self.notifier = notify.Notifier(notify.write_terminal, notify.after_seconds(conn.init_options))
         self.session_id: str | None = None
         self.models = ModelPicker(conn.command)  # /model's last list (model_view.py)
         self.statuses: dict[str, wire.StatusPayload] = {}
         self.plan = plan_mode.PlanMode(conn.command, self.send, self.say)  # /plan, /act, /start, shift+tab
+        self.picker = session_picker.SessionPicker(conn.command, self.say, self.redraw)  # /resume with no id
         self.last_status: wire.StatusPayload | None = None
         self.todos: dict[str, str] = {}
         self.stream = render.TextStream()
@@ -253,12 +274,20 @@ class Interactive:
 
     # -- notifications --------------------------------------------------------------------
     def on_event(self, event: wire.Event) -> None:
+        if nested.parent_of(event) is not None:  # a task subagent's: indented, dim (nested.py)
+            shown = nested.lines(event, self.tools)
+            if shown:
+                self._flush_text()
+                self.say(*shown)
+                self.redraw()
+            return
         if isinstance(event, wire.TextDeltaEvent):
             self._show_text(self.stream.feed(event.text))
             self.redraw()
             return
         if isinstance(event, wire.TurnStartEvent):
             self.reasoning, self.reasoning_said = "", False
+            self.notifier.turn_started()
             return
         if isinstance(event, wire.ReasoningDeltaEvent):
             self._fold_reasoning(event.text)
@@ -267,6 +296,7 @@ class Interactive:
             self._flush_text()
         if isinstance(event, wire.TurnEndEvent):
             self._drop_approvals(keep_trust=True)
+            self.notifier.turn_ended(event.status)
             if event.files:
                 self.last_turn = (event.turnId, [f.path for f in event.files])
         lines = render.event_lines(event, self.tools)
@@ -346,6 +376,8 @@ class Interactive:
             return
         kind, future = self.approvals[0]
         drop_typed_ahead(self._stdin_fd())
+        if kind != wire.TRUST_TOOL:
+            self.notifier.approval(self.messages.get(future, kind))
         self.say(*approval_lines(self.messages.get(future, kind), numbered=kind != wire.TRUST_TOOL))
         diff = self.diffs.get(future)
         if diff:
@@ -408,6 +440,8 @@ class Interactive:
             return fragments + [("class:yellow", f"{trust_flow.QUESTION_KEYS} › ")]
         if self.reason_open:
             return fragments + [("class:yellow", "deny, and tell the model why (Enter sends, Esc denies without) › ")]
+        if self.picker.open and not self.approvals:
+            return fragments + self.picker.fragments()
         if self.approvals:
             kind, future = self.approvals[0]
             keys = permissions_view.KEYS + (" / [v]iew diff" if future in self.diffs else "")
@@ -441,6 +475,7 @@ class Interactive:
 
     def bindings(self) -> KeyBindings:
         kb = KeyBindings()
+        self.picker_keys(kb)
         trusting = Condition(lambda: self.trust_open)
         reasoning = Condition(lambda: self.reason_open and bool(self.approvals))
         asking = Condition(lambda: bool(self.approvals)) & ~trusting & ~reasoning
@@ -470,6 +505,10 @@ class Interactive:
             buffer.reset()
             self.answer("Deny")
 
+        # Focus reports (ESC [ I / ESC [ O, read as F23 / F24 below): approvals notify only unfocused.
+        kb.add(Keys.F23)(lambda event: self.notifier.focus(True))
+        kb.add(Keys.F24)(lambda event: self.notifier.focus(False))
+
         @kb.add("c-o")
         def _(event: Any) -> None:
             self.show_reasoning()
@@ -490,6 +529,9 @@ class Interactive:
             buffer = event.current_buffer
             if buffer.complete_state:
                 buffer.cancel_completion()
+            elif self.picker.open and not self.approvals:
+                self.picker.close()
+                buffer.reset()
             elif self.approvals:  # Esc at a question denies it (docs/terminal.md); a second Esc aborts
                 if self.reason_open:
                     buffer.reset()
@@ -521,6 +563,29 @@ class Interactive:
                 self.leave(event.app)
 
         return kb
+
+    def picker_keys(self, kb: KeyBindings) -> None:
+        """The /resume picker's keys (session_picker.py), over the prompt's own while it is open."""
+        picking = Condition(lambda: self.picker.open and not self.approvals and self.picker.confirm is None)
+        confirming = Condition(lambda: self.picker.open and not self.approvals and self.picker.confirm is not None)
+        kb.add("up", filter=picking)(lambda event: self.picker.move(-1))
+        kb.add("down", filter=picking)(lambda event: self.picker.move(1))
+        kb.add("delete", filter=picking)(lambda event: self.picker.ask_delete())
+        kb.add("y", filter=confirming)(lambda event: self.spawn(self.picker.delete()))
+
+        @kb.add("<any>", filter=confirming)
+        def _(event: Any) -> None:
+            self.picker.confirm = None  # any other key keeps the session
+            self.redraw()
+
+        @kb.add("enter", filter=picking & ~has_completions)
+        def _(event: Any) -> None:
+            buffer = event.current_buffer
+            chosen = self.picker.choice(buffer.text)
+            self.picker.close()
+            buffer.reset()
+            if chosen is not None:
+                self.spawn(self.slash("/resume", chosen))
 
     def answer_key(self, event: Any, title: str | None) -> None:
         """An answer key: it answers only after a pause in typing; in full flow (the question
@@ -559,12 +624,13 @@ class Interactive:
             self.say(*setup_lines())  # not sent: it would fail, and be saved as a session of one failed prompt
             return
         attachments, notes = attach_files(text, self.cwd)
-        for note in notes:
+        images, image_notes = image_attach.outside_images(text)
+        for note in notes + image_notes:
             self.say([("dim", note)])
         self.chats += 1
         self.redraw()
         try:
-            result = await self.conn.chat(text, attachments)
+            result = await self.conn.chat(text, attachments, images)
             self.session_id = str(result.get("sessionId") or self.session_id)
         except CommandError as exc:
             if not self.leaving:
@@ -577,6 +643,9 @@ class Interactive:
 
     async def slash(self, name: str, arg: str) -> None:
         handler = self.slash_commands().get(name)
+        if handler is None and name in self.completer.custom:
+            await self.send(f"{name} {arg}".rstrip())  # a skill or custom command: the server expands it
+            return
         if handler is None:
             self.say([("yellow", f"unknown command {name}; /help lists them")])
             return
@@ -624,6 +693,7 @@ class Interactive:
             "/help": self.cmd_help, "/todos": self.cmd_todos, "/notes": self.cmd_notes, "/memory": self.cmd_memory,
             "/mcp": self.cmd_mcp,
             "/sessions": self.cmd_sessions, "/resume": self.cmd_resume, "/save": self.cmd_save,
+            "/rename": self.cmd_rename, "/export": self.cmd_export,
             "/compact": self.cmd_compact, "/cost": self.cmd_cost, "/new": self.cmd_new, "/clear": self.cmd_new, "/private": self.cmd_private,
             "/stm": self.cmd_stm, "/rewind": self.cmd_rewind,
             "/diff": self.cmd_diff, "/undo": self.cmd_undo, "/effort": self.cmd_effort, "/reasoning": self.cmd_reasoning,
@@ -632,7 +702,7 @@ class Interactive:
         }
 
     async def cmd_help(self, _: str) -> None:
-        self.say(*[[("cyan", f"{name:<11}"), ("", meta)] for name, meta in COMMANDS.items()],
+        self.say(*[[("cyan", f"{name:<11}"), ("", meta)] for name, meta in {**COMMANDS, **self.completer.custom}.items()],
                  [("dim", "@path attaches a workspace file · ↑/↓ prompt history · Esc/Ctrl-C abort · Ctrl-C twice or Ctrl-D leave")])
 
     async def cmd_todos(self, _: str) -> None:
@@ -662,13 +732,19 @@ class Interactive:
 
     async def cmd_resume(self, arg: str) -> None:
         if not arg:
-            self.say(*render.sessions_lines(await self.conn.sessions(15)), [("dim", "/resume <id or prefix> continues one")])
+            self.picker.start()
             return
         if self.busy:
             await self.abort()
         result = await self.conn.resume(arg)
         self.session_id = str(result.get("sessionId"))
         self.say(*render.resumed_lines(result))
+
+    async def cmd_rename(self, title: str) -> None:
+        self.say(*await session_picker.rename_lines(self.conn.command, self.session_id, title))
+
+    async def cmd_export(self, path: str) -> None:
+        self.say(*await session_picker.export_lines(self.conn.command, self.session_id, path, self.cwd))
 
     async def cmd_save(self, _: str) -> None:
         result = await self.conn.save()
@@ -827,6 +903,7 @@ class Interactive:
         except CommandError:
             prompts = []
         status = await self.conn.status()  # also makes the workspace's current session
+        self.completer.custom = await custom_commands.load(self.conn, set(COMMANDS))
         self.session_id = self.session_id or status.sessionId
         self.on_status(status)
         self.say([("bold", "shiro-neko"), ("dim", f"  {status.model} · {self.cwd} · /help · Esc aborts · Ctrl-D leaves")])
@@ -836,12 +913,14 @@ class Interactive:
             self.say(*setup_lines())
         session: PromptSession[str] = PromptSession(
             message=self.message, bottom_toolbar=self.toolbar, history=PromptHistory(prompts),
-            completer=ShiroCompleter(self.cwd), complete_while_typing=True, key_bindings=self.bindings(),
+            completer=self.completer, complete_while_typing=True, key_bindings=self.bindings(),
             style=STYLE, enable_history_search=False, reserve_space_for_menu=6,
         )
         self.prompt_session = session
         # Every change to the input is a keystroke the gate counts (typing in full flow).
         session.default_buffer.on_text_changed += lambda _: self.gate.typed()
+        session.default_buffer.on_text_changed += lambda buffer: self.picker.typed(buffer.text)
+        notify.write_terminal(notify.FOCUS_REPORTING_ON)
         with keys_kept_during_output(), patch_stdout(raw=True):
             while not self.leaving:
                 try:
@@ -850,6 +929,7 @@ class Interactive:
                     break
                 await self.handle(text)
         self._drop_approvals()
+        notify.write_terminal(notify.FOCUS_REPORTING_OFF)
         lines = await self.conn.close()
         for task in list(self.tasks):
             task.cancel()

@@ -81,8 +81,8 @@ def raw_image(data: bytes, label: str) -> RawImage:
                          "are taken: send a smaller one or a screenshot of the part that matters")
     media_type = sniff(data)
     if media_type is None:
-        raise ImageError(f"{label} is not a PNG, JPEG, GIF or WebP image (its bytes say otherwise); "
-                         "attach it as a file (without the image) or convert it to PNG")
+        raise ImageError(f"{label} is not a PNG, JPEG, GIF or WebP image (its bytes say otherwise): "
+                         "rename it if it is text, or save it as PNG")
     return RawImage(data, media_type, label)
 
 

@@ -1,0 +1,50 @@
+"""Images typed into the terminal's prompt (issue 40): `@shot.png` inside the workspace goes as an
+attachment the server reads and checks; `@/tmp/shot.png`, `@~/Desktop/shot.png`, or a path to an
+image pasted or dropped as it is (`'/home/me/Screenshot 1.png'`, what a terminal types for a drop)
+is read here and sent as `shiro.chat`'s `images` (the server checks, downscales and stores them:
+server/agent/images.py)."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+MAX_BYTES = 20 * 1024 * 1024  # the server's MAX_INPUT_BYTES
+MAX_IMAGES = 8
+
+# An absolute or home path to an image file: quoted (a drop, with spaces) or bare, `@` or not.
+_PATH = re.compile(r"""(?:^|(?<=\s))@?('(?:[^']+)'|"(?:[^"]+)"|(?:~|/)[^\s'"]+)""")
+
+
+def is_image(name: str) -> bool:
+    return Path(name).suffix.lower() in SUFFIXES
+
+
+def outside_images(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The images named by absolute or home paths in `text`: (shiro.chat images, notes to show)."""
+    images: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for match in _PATH.finditer(text):
+        raw = match.group(1)
+        name = shlex.split(raw)[0] if raw[0] in "'\"" else raw.rstrip(".,;:!?)")
+        if not is_image(name):
+            continue
+        path = Path(name).expanduser()
+        if not path.is_file():
+            continue
+        if len(images) >= MAX_IMAGES:
+            notes.append(f"not attached: {name} (at most {MAX_IMAGES} images with one prompt)")
+            continue
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            notes.append(f"not attached: {name} is {size / 1048576:.1f} MB (images up to {MAX_BYTES // 1048576} MB)")
+            continue
+        data = path.read_bytes()
+        images.append({"mediaType": SUFFIXES[path.suffix.lower()], "data": base64.b64encode(data).decode("ascii"),
+                       "name": path.name})
+        notes.append(f"attached image {path.name} ({max(1, size // 1024)} KB)")
+    return images, notes
