@@ -16,6 +16,11 @@ Variants (issue 37), each the slip a model makes:
 Outcomes: right (the file equals the post-image), refused (an error the model reads; the file
 untouched) and wrong (the tool said it edited, but the file differs: a silent wrong edit).
 
+Some hunks cannot be placed by any matcher: their context and removed lines occur more than once
+in the file even copied exactly (git's 3 lines of context are not always unique), so the exact
+variant refuses them too, naming every occurrence. Each variant is also reported over the hunks
+whose exact text is unique (`unique`: what the slip itself costs), besides over all of them.
+
 Run: python bench/edit_replay.py REPO_GIT_DIR... [--hunks-per-repo 600] [--out PATH]
 The repositories are git directories (bare ones too); nothing of them is stored here.
 Writes bench/results/edit_replay.json (or PATH).
@@ -206,10 +211,13 @@ def variant(name: str, hunk: Hunk) -> Case | None:
 async def replay(hunks: list[Hunk], work: Path, on_wrong: Callable[[str, Hunk, str], None]) -> dict[str, Any]:
     host = DiskToolHost(work)
     results: dict[str, dict[str, int]] = {v: {"right": 0, "refused": 0, "wrong": 0} for v in VARIANTS}
+    unique: dict[str, dict[str, int]] = {v: {"right": 0, "refused": 0, "wrong": 0} for v in VARIANTS}
     by_repo: dict[str, dict[str, dict[str, int]]] = {}
     for n, hunk in enumerate(hunks):
         name = f"f{n}{Path(hunk.path).suffix}"
         target = work / name
+        copied = "\n".join(hunk.old)
+        once = hunk.pre_image.count(copied) == 1 and hunk.pre_image.find(copied, hunk.pre_image.find(copied) + 1) < 0
         for v in VARIANTS:
             case = variant(v, hunk)
             if case is None:
@@ -225,6 +233,8 @@ async def replay(hunks: list[Hunk], work: Path, on_wrong: Callable[[str, Hunk, s
             if outcome == "wrong":
                 on_wrong(v, hunk, result.output)
             results[v][outcome] += 1
+            if once:
+                unique[v][outcome] += 1
             repo_counts = by_repo.setdefault(Path(hunk.repo).parent.name, {}).setdefault(
                 v, {"right": 0, "refused": 0, "wrong": 0})
             repo_counts[outcome] += 1
@@ -235,6 +245,9 @@ async def replay(hunks: list[Hunk], work: Path, on_wrong: Callable[[str, Hunk, s
         right = 100.0 * counts["right"] / total if total else 0.0
         summary[v] = {**counts, "total": total, "right_pct": round(right, 2), "target_pct": TARGETS[v],
                       "meets_target": right >= TARGETS[v] and counts["wrong"] == 0}
+        placeable = sum(unique[v].values())
+        summary[v]["unique"] = {**unique[v], "total": placeable,
+                                "right_pct": round(100.0 * unique[v]["right"] / placeable, 2) if placeable else 0.0}
     return {"variants": summary, "by_repository": by_repo}
 
 
@@ -269,7 +282,8 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for v, s in report["variants"].items():
         print(f"{v:15} {s['right_pct']:6.2f}% right  {s['refused']:5} refused  {s['wrong']:3} wrong  "
-              f"(of {s['total']}, target {s['target_pct']}%)")
+              f"(of {s['total']}, target {s['target_pct']}%); {s['unique']['right_pct']:6.2f}% of the "
+              f"{s['unique']['total']} whose exact text is unique")
 
 
 if __name__ == "__main__":

@@ -299,3 +299,17 @@ async def test_mixed_tab_and_space_indentation_is_not_guessed(ws: Path, host: Di
     refused = await edit(host, "a.ts", old_text="    Notes:\n     - a", new_text="    Notes:\n      - b\n     - a")
     assert refused.is_error and "cannot be translated" in refused.output
     assert (ws / "a.ts").read_text() == original
+
+
+async def test_lost_indentation_shifts_an_indentation_off_the_levels(ws: Path, host: DiskToolHost) -> None:
+    # From the replay (bench/edit_replay.py, psf/requests models.py): a method sent without its
+    # class indentation; new_text adds a docstring line aligned at 7 spaces (3 in the snippet),
+    # which no indentation level gives: the snippet's whole indentation was lost, so the same 4
+    # spaces go in front of it too.
+    original = "class R:\n    def json(self):\n        \"\"\"Decode.\n        \"\"\"\n        return 1\n"
+    (ws / "r.py").write_text(original)
+    done = await edit(host, "r.py", old_text='def json(self):\n    """Decode.\n    """',
+                      new_text='def json(self):\n    """Decode.\n\n       (aligned)\n    """')
+    assert not done.is_error, done.output
+    assert (ws / "r.py").read_text() == (
+        "class R:\n    def json(self):\n        \"\"\"Decode.\n\n           (aligned)\n        \"\"\"\n        return 1\n")

@@ -124,6 +124,13 @@ class _Reindent:
         # Levels translate an unseen indentation only where they reproduce every seen pair: a file
         # that mixes tabs and spaces (or a one-space step) has no level to count in.
         self.levels_hold = all(self._by_levels(o) == f for o, f in self.pairs.items())
+        # Indentation lost as a whole (the model dropped the snippet's common indentation): every
+        # seen pair is the file's lines = one prefix + the sent ones. Then an unseen indentation
+        # off the levels (a docstring line of 7 spaces, arguments aligned to a parenthesis) takes
+        # the same prefix, when both are of the one character (never tabs added to spaces).
+        shifts = {f[: len(f) - len(o)] for o, f in self.pairs.items() if f.endswith(o)}
+        whole = len(shifts) == 1 and all(f.endswith(o) for o, f in self.pairs.items())
+        self.shift = shifts.pop() if whole else None
 
     def _by_levels(self, ind: str) -> str | None:
         levels, rest = divmod(_width(ind) - _width(self.base_old), self.old_unit)
@@ -147,6 +154,8 @@ class _Reindent:
         translated = self._by_levels(ind) if self.levels_hold else None
         if translated is not None:
             return translated + body
+        if self.shift is not None and len(set(self.shift + ind)) == 1:
+            return self.shift + ind + body
         raise ToolError(
             "the text matched ignoring indentation, but new_text's indentation cannot be "
             "translated into the file's; read the lines again and copy their indentation exactly"
