@@ -13,13 +13,14 @@ import shutil
 import signal
 import sys
 import threading
+import time
 from typing import Any, TextIO
 
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from . import render
 from .approval_text import approval_lines, question
-from . import permissions_view
+from . import notify, permissions_view
 from .connection import CommandError, Connection, ServerGone
 from ..model.visible_text import visible
 from .typed_ahead import drop_typed_ahead
@@ -120,7 +121,8 @@ class OneShot:
                 for line in approval_lines(message):
                     self._note(line)
             ask = render.to_ansi([("yellow", question("[a]llow / al[w]ays / [d]eny", message) + ": ")], True)
-            answer = await _in_daemon_thread(_ask_tty, shown + ask)
+            # A bell and OSC 9 first: `-p` cannot know whether its terminal has focus (notify.py).
+            answer = await _in_daemon_thread(_ask_tty, notify.notification(message).decode() + shown + ask)
         return {"a": "Allow", "y": "Allow", "w": "Always allow"}.get(answer[:1].lower(), "Deny")
 
     async def approve_call(self, params: wire.ApproveParams) -> wire.ApproveResult | None:
@@ -140,7 +142,7 @@ class OneShot:
                 for line in lines:
                     self._note(line)
             ask = render.to_ansi([("yellow", question(permissions_view.KEYS, message) + ": ")], True)
-            answer = await _in_daemon_thread(_ask_tty, shown + ask)
+            answer = await _in_daemon_thread(_ask_tty, notify.notification(message).decode() + shown + ask)
             reason: str | None = None
             if answer[:1].lower() == "r":
                 reason = answer[1:].strip() or await _in_daemon_thread(_ask_tty, render.to_ansi([("yellow", "reason: ")], True))
@@ -152,7 +154,11 @@ class OneShot:
         `stream-json` end with the result object on stdout."""
         fmt = self.collector.fmt
         before = await self._status(None) if self.resumed and fmt != "text" else None
+        started = time.monotonic()
         code, result = await self._turn(prompt)
+        if self.err.isatty() and time.monotonic() - started >= notify.after_seconds(self.conn.init_options):
+            self.err.write(notify.notification(f"shiro-neko: the turn ended ({result.get('status')})").decode())
+            self.err.flush()
         if code == EXIT_OK and self.collector.cost_limited:
             code = EXIT_COST_LIMIT
         if fmt != "text":

@@ -18,7 +18,6 @@ from typing import Any, TextIO
 
 from .. import protocol as wire
 
-FORMATS = ("text", "json", "stream-json")
 # Exit statuses of `shiro -p` (docs/terminal.md "Exit status").
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_COST_LIMIT, EXIT_ABORTED = 0, 1, 2, 3, 130
 # How the server words a turn stopped by maxCostUsd (server/agent/cost_limit.py).
