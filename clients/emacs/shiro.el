@@ -71,6 +71,7 @@ model reads.  A quit (C-g) or an error is a deny."
 (defvar shiro--root nil "The project root the server runs for.")
 (defvar shiro--status nil "The latest `shiro/status' payload (a plist).")
 (defvar shiro--running nil "Turn ids sent with `shiro.chat' whose `turn_end' has not come.")
+(defvar shiro--images nil "Images `shiro-attach-image' holds for the next prompt, newest first.")
 (defvar shiro--last-changed-turn nil "The newest turn that changed files (its id), for `shiro-turn-diff'.")
 (defvar shiro--docs (make-hash-table :test #'eq) "Buffer -> version, the buffers the server has open.")
 (defvar shiro--dirty nil "Buffers changed since their last didChange.")
@@ -286,9 +287,24 @@ a deny, and is answered all the same."
     (when (and shiro-show-tasks todos)
       (display-buffer-in-side-window buffer '((side . right) (window-width . 40))))))
 
+(defun shiro--on-subagent-event (type event)
+  "A `task' subagent's EVENT of TYPE, indented under its call (issue 40).
+Its streamed text is not shown: its report is the task call's result."
+  (pcase type
+    ("tool_call"
+     (shiro--insert (format "      ┆ → %s %s\n" (plist-get event :toolName)
+                            (shiro--one-line (json-encode (plist-get event :input)) 70))
+                    'shiro-dim))
+    ("tool_result"
+     (shiro--insert (format "      ┆   %s %s\n" (if (eq (plist-get event :isError) t) "✗" "✓")
+                            (shiro--one-line (plist-get event :output) 70))
+                    'shiro-dim))
+    ("notice" (shiro--insert (format "      ┆ ! %s\n" (plist-get event :message)) 'shiro-dim))))
+
 (defun shiro--on-event (event)
   (let ((type (plist-get event :type)))
     (pcase type
+      ((guard (stringp (plist-get event :parentToolCallId))) (shiro--on-subagent-event type event))
       ("text_delta" (shiro--insert (plist-get event :text)))
       ("tool_call"
        (shiro--insert (format "\n→ %s %s\n" (plist-get event :toolName)
@@ -402,9 +418,34 @@ Lines starting with / run a command: /compact [focus], /notes, /sessions, /resum
   (if (string-prefix-p "/" text)
       (shiro--slash text)
     (shiro--insert (format "\n› %s\n\n" text) 'shiro-prompt)
-    (let ((result (shiro--command "shiro.chat" (list :prompt text :wait :json-false))))
+    (let* ((images (reverse shiro--images))
+           (result (shiro--command "shiro.chat" (append (list :prompt text :wait :json-false)
+                                                       (when images (list :images (vconcat images)))))))
+      (setq shiro--images nil)
       (push (plist-get result :turnId) shiro--running)
       result)))
+
+(defconst shiro--image-types
+  '(("png" . "image/png") ("jpg" . "image/jpeg") ("jpeg" . "image/jpeg") ("gif" . "image/gif") ("webp" . "image/webp"))
+  "What the server takes as images (docs/extending.md \"Images\").")
+
+(defun shiro-attach-image (file)
+  "Send the image FILE with the next prompt.
+PNG, JPEG, GIF or WebP; at most 20 MB, 8 with one prompt."
+  (interactive "fshiro image: ")
+  (let ((type (cdr (assoc (downcase (or (file-name-extension file) "")) shiro--image-types))))
+    (cond ((not type) (user-error "shiro: %s is not named like an image (png, jpg, gif, webp)" file))
+          ((> (file-attribute-size (file-attributes file)) (* 20 1024 1024))
+           (user-error "shiro: %s is over 20 MB; attach a smaller image" file))
+          ((>= (length shiro--images) 8) (user-error "shiro: at most 8 images go with one prompt")))
+    (push (list :mediaType type :name (file-name-nondirectory file)
+                :data (with-temp-buffer
+                        (set-buffer-multibyte nil)
+                        (insert-file-contents-literally file)
+                        (base64-encode-region (point-min) (point-max) t)
+                        (buffer-string)))
+          shiro--images)
+    (message "shiro: %s goes with the next prompt (%d attached)" (file-name-nondirectory file) (length shiro--images))))
 
 (defun shiro--slash (text)
   (let* ((parts (split-string (string-trim text) " +" t))

@@ -313,6 +313,21 @@ end
 
 function C.on_event(ev)
   local t = ev.type
+  -- A `task` subagent's events (issue 40): its calls, results and notices indented under the task
+  -- call; its streamed text is not shown (its report is the task call's result).
+  local parent = ev.parentToolCallId
+  if type(parent) == "string" then
+    if t == E.tool_call then
+      tool_names[ev.toolCallId] = ev.toolName
+      C.add_lines({ "      | -> " .. tostring(ev.toolName) .. " " .. short(tool_input(ev.input), 100) })
+    elseif t == E.tool_result then
+      local name = tool_names[ev.toolCallId] or "tool"
+      C.add_lines({ "      | <- " .. name .. (ev.isError == true and " failed: " or ": ") .. short(ev.output, 90) })
+    elseif t == E.notice then
+      C.add_lines({ "      | -- " .. tostring(ev.message) })
+    end
+    return
+  end
   if t == E.turn_start then
     local entry = table.remove(C.pending, 1)
     if entry then
