@@ -46,15 +46,18 @@ export function gaugeView(s: StatusPayload): GaugeView {
     '',
     sandboxLine(sandbox),
     '',
+    s.mode === 'plan' ? '**Plan mode**: the agent reads and plans; nothing is changed until you Start.' : '',
     s.queued ? `${s.queued} queued` : '',
     'Click for what this means, and to compact.',
   ].filter((l, i, all) => l !== '' || (all[i - 1] ?? '') !== '').join('\n');
   const unenforced = sandbox && sandbox.mode !== 'off' && !sandbox.enforced;
+  // Plan mode (issue 39, docs/modes.md): said in the gauge too, so it shows with the panel closed.
+  const planning = s.mode === 'plan';
   return {
-    text: `${icon} ${percent}${unenforced ? ' $(warning)' : ''}`,
+    text: `${icon} ${percent}${planning ? ' $(checklist) plan' : ''}${unenforced ? ' $(warning)' : ''}`,
     tooltip,
     background: s.level === 'red' ? 'error' : s.level === 'amber' ? 'warning' : null,
-    accessibility: `shiro-neko context ${percent.replace('%', ' percent')} used, ${s.model}${unenforced ? ', sandbox not enforced' : ''}`,
+    accessibility: `shiro-neko context ${percent.replace('%', ' percent')} used, ${s.model}${planning ? ', plan mode' : ''}${unenforced ? ', sandbox not enforced' : ''}`,
   };
 }
 

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { JSDOM } from 'jsdom';
 import type { AgentClient } from '../src/agentClient';
 import type { ChatView } from '../src/chatView';
+import { gaugeView } from '../src/gauge';
 import { panelHtml } from '../src/html';
 import { PlanMode, planReadyAfter, START_PROMPT } from '../src/planMode';
 import { parseWebviewMessage, SLASH_COMMANDS } from '../src/shared/messages';
@@ -102,4 +103,15 @@ test('the panel protocol takes only well-formed mode messages; /plan and /act ar
   assert.equal(parseWebviewMessage({ t: 'startPlan', approvals: 'auto' }), null); // "auto" is never one click away
   const names = SLASH_COMMANDS.map((c) => c.name);
   assert.ok(names.includes('plan') && names.includes('act'));
+});
+
+test('the status bar gauge says plan mode', () => {
+  const base = { sessionId: 'S', contextTokens: 10, contextThreshold: 100, contextPercent: 10, level: 'normal', provider: 'openai',
+    model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null, running: false, queued: 0, sandbox: { mode: 'off', enforced: false } };
+  const plan = gaugeView({ ...base, mode: 'plan' } as StatusPayload);
+  assert.match(plan.text, /\$\(checklist\) plan/);
+  assert.match(plan.tooltip, /Plan mode/);
+  assert.match(plan.accessibility, /plan mode/);
+  const act = gaugeView({ ...base, mode: 'act' } as StatusPayload);
+  assert.doesNotMatch(act.text, /plan/);
 });
