@@ -101,6 +101,7 @@ function M.setup(opts)
   cfg.settings = opts.settings and vim.deepcopy(opts.settings) or nil
   M.config = cfg
   require("shiro.commands").define()
+  require("shiro.editor").track() -- the file the user looks at, for each prompt's context
   vim.cmd("highlight default link ShiroStatusNormal StatusLine")
   vim.cmd("highlight default link ShiroStatusAmber WarningMsg")
   vim.cmd("highlight default link ShiroStatusRed ErrorMsg")
@@ -319,6 +320,9 @@ local handlers = {
   [wire.notifications.status] = on_status,
   ["window/showMessageRequest"] = on_message_request,
   [wire.server_requests.saveDocuments] = on_save_documents,
+  [wire.server_requests.diagnostics] = function(_, params) return require("shiro.editor").diagnostics(params) end,
+  [wire.server_requests.navigate] = function(_, params) return require("shiro.editor").navigate(params) end,
+  [wire.notifications.focusChat] = function(err, params) return require("shiro.editor").on_focus_chat(err, params) end,
 }
 
 -- ---------------------------------------------------------------------------------------------
@@ -337,7 +341,8 @@ local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
   -- approvals: shiro/approve carries the edit's diff and takes a reason with a denial
-  caps.experimental.shiro = { saveDocuments = true, approvals = true }
+  -- editor: shiro/diagnostics and shiro/navigate from vim.diagnostic and the other language servers (editor.lua)
+  caps.experimental.shiro = { saveDocuments = true, approvals = true, editor = require("shiro.editor").capabilities() }
   return caps
 end
 
@@ -466,7 +471,10 @@ function M.chat(prompt, cb)
   local chat = require("shiro.chat")
   chat.open(false)
   local entry = chat.queue_prompt(prompt)
-  M.execute(wire.commands.chat, { prompt = prompt }, function(err, result)
+  -- what the editor shows goes with the prompt (editor.lua); config.editor_context = false: not sent
+  local context = M.config.editor_context ~= false and require("shiro.editor").context(M.state.selection, M.state.root) or nil
+  M.state.selection = nil
+  M.execute(wire.commands.chat, { prompt = prompt, context = context }, function(err, result)
     chat.on_chat_result(entry, err, result)
     if result and not is_nil(result.sessionId) then
       M.state.session_id = result.sessionId

@@ -21,15 +21,20 @@ return {
     models = "shiro.models",
     setModel = "shiro.setModel",
     setCredentials = "shiro.setCredentials",
+    inlineEdit = "shiro.inlineEdit",
+    resolveInlineEdit = "shiro.resolveInlineEdit",
   },
   notifications = {
     event = "shiro/event",
     todos = "shiro/todos",
     status = "shiro/status",
+    focusChat = "shiro/focusChat",
   },
   server_requests = {
     saveDocuments = "shiro/saveDocuments",
     approve = "shiro/approve",
+    diagnostics = "shiro/diagnostics",
+    navigate = "shiro/navigate",
   },
   events = {
     turn_start = "turn_start",
