@@ -415,7 +415,7 @@ Lines starting with / run a command: /compact [focus], /notes, /sessions, /resum
 (defun shiro-send (text)
   "Send TEXT: a prompt, or a slash command."
   (interactive "sshiro: ")
-  (if (string-prefix-p "/" text)
+  (if (and (string-prefix-p "/" text) (not (shiro--custom-command-p text)))
       (shiro--slash text)
     (shiro--insert (format "\n› %s\n\n" text) 'shiro-prompt)
     (let* ((images (reverse shiro--images))
@@ -463,6 +463,33 @@ PNG, JPEG, GIF or WebP; at most 20 MB, 8 with one prompt."
       ("/diff" (shiro-turn-diff))
       (_ (shiro--insert (format "unknown command %s (/compact /notes /sessions /resume /new /abort /effort /diff)\n" name)
                         'shiro-warn)))))
+
+;; Skills and custom commands (docs/extending.md): `shiro.commands' lists them; `/name args' for
+;; one is sent as a prompt, which the server expands for the model.
+(defun shiro--custom-commands ()
+  "Alist (NAME . ROW) of the skills and custom commands `shiro.commands' lists."
+  (let (out)
+    (seq-doseq (row (plist-get (shiro--command "shiro.commands") :commands))
+      (unless (equal (plist-get row :source) "builtin")
+        (push (cons (concat "/" (plist-get row :name)) row) out)))
+    (nreverse out)))
+
+(defun shiro--custom-command-p (text)
+  (assoc (car (split-string (string-trim text) " +" t)) (shiro--custom-commands)))
+
+(defun shiro-command (name args)
+  "Run a skill or custom command NAME (completed from `shiro.commands') with ARGS."
+  (interactive
+   (let* ((rows (shiro--custom-commands))
+          (name (completing-read "shiro command: "
+                                 (lambda (str pred action)
+                                   (if (eq action 'metadata)
+                                       `(metadata (annotation-function
+                                                   . ,(lambda (c) (concat "  " (plist-get (cdr (assoc c rows)) :description)))))
+                                     (complete-with-action action rows str pred)))
+                                 nil t "/")))
+     (list name (read-string (format "%s %s: " name (or (plist-get (cdr (assoc name rows)) :argumentHint) "arguments"))))))
+  (shiro-send (string-trim (concat name " " args))))
 
 (defun shiro-turn-diff (&optional turn-id path)
   "Show what turn TURN-ID changed (default: the newest turn that changed files), only PATH when

@@ -46,6 +46,10 @@ end
 
 local function dispatch(o)
   local sub, rest = o.args:match("^%s*(%S+)%s*(.-)%s*$")
+  if sub and sub:sub(1, 1) == "/" then -- a skill or custom command: a prompt the server expands
+    shiro().chat(vim.trim(o.args))
+    return
+  end
   local target = sub and subcommands[sub]
   if not target then
     local names = vim.tbl_keys(subcommands)
@@ -60,6 +64,9 @@ local function complete(arglead, cmdline)
   local sub = cmdline:match("^%s*%S+%s+(%S+)%s")
   if sub and subcommands[sub] then
     return vim.fn.getcompletion(subcommands[sub] .. " " .. arglead, "cmdline")
+  end
+  if arglead:sub(1, 1) == "/" then
+    return require("shiro.custom_commands").complete(arglead)
   end
   local names = {}
   for name in pairs(subcommands) do

@@ -212,6 +212,7 @@ local function on_event(_, params)
     if type(params.files) == "table" and #params.files > 0 then
       M.state.last_changes = { turnId = params.turnId, files = params.files }
     end
+    require("shiro.custom_commands").refresh() -- a skill added, a folder trusted: `:Shiro /` sees it
   end
   if not is_nil(params.sessionId) then
     M.state.session_id = params.sessionId

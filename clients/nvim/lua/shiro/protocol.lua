@@ -21,6 +21,7 @@ return {
     models = "shiro.models",
     setModel = "shiro.setModel",
     setCredentials = "shiro.setCredentials",
+    commands = "shiro.commands",
     inlineEdit = "shiro.inlineEdit",
     resolveInlineEdit = "shiro.resolveInlineEdit",
   },
