@@ -135,7 +135,7 @@ def prepare(raw: RawImage) -> tuple[bytes, str, int, int]:
     if media_type == "image/jpeg":
         image.convert("RGB").save(out, "JPEG", quality=85)
     else:
-        image.save(out, "PNG", optimize=True)
+        image.save(out, "PNG")  # optimize=True: 3-4x the time for a few per cent (bench/images.py)
         media_type = "image/png"
         if out.tell() > MAX_STORED_BYTES:  # a photo as PNG: JPEG is a tenth of it
             out = io.BytesIO()
