@@ -209,12 +209,13 @@ end
 
 --- The items of the approval menu.
 function A.items(params)
-  local items = {
-    { title = "Allow", decision = "allow" },
-    { title = "Always allow", decision = "always" },
+  local items = { { title = "Allow", decision = "allow" } }
+  -- "always": the session, this folder or the user keeps the call's rule (permissions.lua)
+  vim.list_extend(items, require("shiro.permissions").always_items())
+  vim.list_extend(items, {
     { title = "Deny", decision = "deny" },
     { title = "Deny with reason…", decision = "deny", ask_reason = true },
-  }
+  })
   if not is_nil(params.diff) and params.diff ~= "" then
     table.insert(items, { title = "Show the whole diff", whole = true })
   end
@@ -230,6 +231,7 @@ function A.handle(params)
     return trust(params)
   end
   local has_diff = not is_nil(params.diff) and params.diff ~= ""
+  require("shiro.permissions").on_approval(params.title)
   local opts = {
     prompt = "shiro-neko wants to " .. tostring(params.title),
     kind = "shiro_approval",
@@ -260,7 +262,7 @@ function A.handle(params)
             return { decision = "deny", reason = reason }
           end
         end
-        return { decision = choice.decision }
+        return { decision = choice.decision, scope = choice.scope }
       end
       A.close_float()
       -- the tab stays open while the question waits (in a coroutine); without one the menu comes

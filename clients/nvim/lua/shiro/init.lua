@@ -101,6 +101,7 @@ function M.setup(opts)
   cfg.settings = opts.settings and vim.deepcopy(opts.settings) or nil
   M.config = cfg
   require("shiro.commands").define()
+  require("shiro.permissions").watch_focus() -- approvals notify only while Neovim is out of focus
   require("shiro.editor").track() -- the file the user looks at, for each prompt's context
   vim.cmd("highlight default link ShiroStatusNormal StatusLine")
   vim.cmd("highlight default link ShiroStatusAmber WarningMsg")
@@ -218,6 +219,7 @@ local function on_event(_, params)
     M.state.session_id = params.sessionId
   end
   require("shiro.chat").on_event(params)
+  require("shiro.permissions").on_event(params) -- a long turn's end: vim.notify
   require("shiro.plan").on_event(params)
   emit("event", params, "ShiroEvent")
 end

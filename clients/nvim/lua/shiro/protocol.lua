@@ -17,6 +17,8 @@ return {
     rewind = "shiro.rewind",
     turnDiff = "shiro.turnDiff",
     effort = "shiro.effort",
+    permissions = "shiro.permissions",
+    removePermission = "shiro.removePermission",
     setMode = "shiro.setMode",
     models = "shiro.models",
     setModel = "shiro.setModel",
