@@ -86,9 +86,9 @@ class AcpSink:
     def event(self, payload: Any) -> None:
         event = msgspec.to_builtins(payload)
         sid, kind = event["sessionId"], event["type"]
-        if kind == "text_delta":
+        if kind == "text_delta" and not event.get("parentToolCallId"):
             self.send(sid, updates.helpers.update_agent_message_text(event["text"]))
-        elif kind == "reasoning_delta":
+        elif kind in ("reasoning_delta", "text_delta"):  # a `task` subagent's text is not the answer: a thought
             self.send(sid, updates.helpers.update_agent_thought_text(event["text"]))
         elif kind == "tool_call":
             call = ToolCallPart(event["toolCallId"], event["toolName"], event.get("input"))

@@ -355,3 +355,17 @@ async def test_an_image_block_reaches_the_model(tmp_path, fake, workspace):
     [part] = [p for i in fake.requests[-1].body["input"] if i.get("role") == "user" for p in i["content"]
               if p["type"] == "input_image"]
     assert part["image_url"].startswith("data:image/png;base64,")
+
+
+async def test_a_subagents_text_is_a_thought_not_the_answer(acp):
+    """Issue 40: a `task` subagent's streamed text goes as agent_thought_chunk (ACP has no nesting),
+    so the answer's agent_message_chunk text is the main model's alone; its calls are tool calls."""
+    session_id = await acp.new_session()
+    acp.fake.script(
+        Reply(calls=[Call("task", {"description": "look", "prompt": "look around"})]),
+        Reply(text="SUBAGENT REPORT"),
+        Reply(text="main answer"),
+    )
+    assert (await acp.prompt(session_id, "go")).stop_reason == "end_turn"
+    assert acp.client.text() == "main answer"
+    assert "SUBAGENT REPORT" in acp.client.text("agent_thought_chunk")
