@@ -82,6 +82,8 @@ test('the webview: Plan / Act switch and the Start bar', () => {
   assert.equal(doc.getElementById('mode-act')!.getAttribute('aria-checked'), 'false');
   assert.ok(doc.getElementById('composer')!.classList.contains('planning'));
   assert.equal(ready.hidden, false);
+  const input = doc.getElementById('input') as HTMLTextAreaElement;
+  assert.match(input.placeholder, /^Plan mode:/);
   doc.getElementById('plan-start')!.click();
   doc.getElementById('plan-start-auto')!.click();
   doc.getElementById('mode-act')!.click();
@@ -92,6 +94,7 @@ test('the webview: Plan / Act switch and the Start bar', () => {
   view.apply({ mode: 'act', planReady: false });
   assert.equal(ready.hidden, true);
   assert.ok(!doc.getElementById('composer')!.classList.contains('planning'));
+  assert.match(input.placeholder, /^Ask shiro-neko/);
 });
 
 test('the panel protocol takes only well-formed mode messages; /plan and /act are listed', () => {

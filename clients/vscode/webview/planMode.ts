@@ -13,6 +13,8 @@ export function planModeView(post: (msg: WebviewToHost) => void): PlanModeView {
   const plan = $<HTMLButtonElement>('mode-plan');
   const ready = $<HTMLDivElement>('plan-ready');
   const composer = $<HTMLElement>('composer');
+  const input = $<HTMLTextAreaElement>('input');
+  const placeholder = input.placeholder;
   act.addEventListener('click', () => post({ t: 'setMode', mode: 'act' }));
   plan.addEventListener('click', () => post({ t: 'setMode', mode: 'plan' }));
   $<HTMLButtonElement>('plan-start').addEventListener('click', () => post({ t: 'startPlan' }));
@@ -23,6 +25,7 @@ export function planModeView(post: (msg: WebviewToHost) => void): PlanModeView {
       act.setAttribute('aria-checked', String(!planning));
       plan.setAttribute('aria-checked', String(planning));
       composer.classList.toggle('planning', planning);
+      input.placeholder = planning ? 'Plan mode: describe the change; nothing is changed until you Start' : placeholder;
       ready.hidden = !view.planReady;
     },
   };
