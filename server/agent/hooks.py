@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Event = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
-EVENTS: tuple[Event, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
 Decision = Literal["allow", "deny", "ask"]
 
 # Our tools under Claude Code's names, so its matchers (`Bash`, `Edit|Write`) and scripts (that
@@ -50,7 +49,6 @@ MAX_OUTPUT = 64 * 1024  # bytes kept of a hook's stdout and of its stderr; the r
 MAX_TEXT = 10_000  # characters of a reason or context a hook gives the model
 MAX_HOOKS = 32  # commands run for one event
 MAX_STOP_CONTINUES = 3  # a Stop hook that always blocks cannot keep a turn going for ever
-KILL_GRACE = 2.0
 
 
 @dataclass(frozen=True)

@@ -121,13 +121,6 @@ class SkillsFeature:
             return
         await self.refresh(root)
 
-    async def wait_asked(self, root: Path) -> None:
-        """Until the trust question about `root`'s skills and commands is answered (tests, and a
-        `shiro.commands` that follows the question)."""
-        task = self._of(root).asking
-        if task is not None:
-            await asyncio.shield(task)
-
     # -- what a turn uses -------------------------------------------------------------------
     def notices(self, session: AgentSession) -> list[str]:
         """Problems with a skill or command file, each named once (at the start of a turn)."""
