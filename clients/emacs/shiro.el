@@ -48,8 +48,9 @@ For example (:model \"gpt-5\" :approvals \"ask\").  See docs/protocol.md."
 
 (defcustom shiro-approval-function #'shiro-ask-approval
   "Asks about one tool call: called with TITLE and TOOL-NAME.
-Returns \"allow\", \"always\" or \"deny\", or (\"deny\" . REASON): a deny whose reason the
-model reads.  A quit (C-g) or an error is a deny."
+Returns \"allow\", \"always\" or \"deny\", (\"deny\" . REASON): a deny whose reason the
+model reads, or (\"always\" . SCOPE): SCOPE \"session\", \"workspace\" or \"user\" keeps the
+call's rule there.  A quit (C-g) or an error is a deny."
   :type 'function)
 
 (defcustom shiro-diff-max-lines 400
@@ -203,11 +204,13 @@ model reads.  A quit (C-g) or an error is a deny."
   nil)
 
 (defun shiro-ask-approval (title _tool-name)
-  "Ask in the minibuffer: y allows once, a always (this tool, this session), n denies,
-r denies with a reason (read from the minibuffer) that the model is told."
-  (pcase (read-char-choice (format "shiro-neko wants to %s  [y]es / [a]lways / [n]o / [r]eason: " title)
-                           '(?y ?a ?n ?r))
-    (?y "allow") (?a "always")
+  "Ask in the minibuffer: y allows once, a always (the call's rule, this session), f always in
+this folder, u always for you everywhere, n denies, r denies with a reason (read from the
+minibuffer) that the model is told."
+  (pcase (read-char-choice
+          (format "shiro-neko wants to %s  [y]es / [a]lways (session / [f]older / [u]ser) / [n]o / [r]eason: " title)
+          '(?y ?a ?f ?u ?n ?r))
+    (?y "allow") (?a "always") (?f '("always" . "workspace")) (?u '("always" . "user"))
     (?r (cons "deny" (read-string "Why not (the model reads this): ")))
     (_ "deny")))
 
@@ -218,6 +221,7 @@ a deny, and is answered all the same."
       (let ((answer (funcall shiro-approval-function title tool-name)))
         (cond ((member answer '("allow" "always" "deny")) answer)
               ((and (consp answer) (equal (car answer) "deny") (stringp (cdr answer))) answer)
+              ((and (consp answer) (equal (car answer) "always") (member (cdr answer) '("session" "workspace" "user"))) answer)
               (t "deny")))
     (quit "deny")
     (error (message "shiro: approval failed: %s" (error-message-string err)) "deny")))
@@ -251,13 +255,16 @@ a deny, and is answered all the same."
       (shiro--show-diff diff (format "# shiro-neko wants to %s (%s diff lines)" title (plist-get params :diffLines))))
     (let* ((answer (shiro--decide title tool))
            (decision (if (consp answer) (car answer) answer))
-           (reason (and (consp answer) (cdr answer))))
+           (scope (and (consp answer) (equal decision "always") (cdr answer)))
+           (reason (and (consp answer) (equal decision "deny") (cdr answer))))
       (shiro--insert (format "  %s%s\n" (pcase decision ("allow" "allowed") ("always" "always allowed") (_ "denied"))
-                             (if (and reason (not (string-empty-p reason))) (format ": %s" reason) ""))
+                             (cond ((and reason (not (string-empty-p reason))) (format ": %s" reason))
+                                   ((member scope '("workspace" "user")) (format " (%s)" scope))
+                                   (t "")))
                      'shiro-dim)
-      (if (and reason (not (string-empty-p reason)))
-          (list :decision decision :reason reason)
-        (list :decision decision)))))
+      (cond ((and reason (not (string-empty-p reason))) (list :decision decision :reason reason))
+            ((member scope '("workspace" "user")) (list :decision decision :scope scope))
+            (t (list :decision decision))))))
 
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql window/showMessageRequest)) &key message actions &allow-other-keys)
   ;; eglot's own handler lets a C-g escape, and the server then waits for ever for the answer.
@@ -459,6 +466,7 @@ PNG, JPEG, GIF or WebP; at most 20 MB, 8 with one prompt."
       ("/new" (shiro-new-session))
       ("/abort" (shiro-abort))
       ("/effort" (shiro-effort (and (not (string-empty-p rest)) rest)))
+      ("/permissions" (call-interactively #'shiro-permissions))
       ("/model" (shiro-model (and (not (string-empty-p rest)) rest)))
       ("/diff" (shiro-turn-diff))
       (_ (shiro--insert (format "unknown command %s (/compact /notes /sessions /resume /new /abort /effort /diff)\n" name)
@@ -500,6 +508,30 @@ given, in *shiro diff* (`shiro.turnDiff')."
     (let ((result (shiro--command "shiro.turnDiff" (append (list :turnId turn) (and path (list :path path))))))
       (shiro--show-diff (plist-get result :diff)
                         (format "# turn %s%s" turn (if (eq (plist-get result :truncated) t) " (cut at 400 lines)" ""))))))
+
+(defun shiro--rule-label (rule)
+  (format "%-5s %s (%s)" (plist-get rule :decision) (plist-get rule :rule) (plist-get rule :scope)))
+
+(defun shiro-permissions (&optional label)
+  "List the permission rules (`shiro.permissions') in the chat buffer; interactively, pick one
+(LABEL) to remove it after a yes (`shiro.removePermission').  The rules, a list of plists."
+  (interactive
+   (let ((labels (mapcar #'shiro--rule-label (plist-get (shiro--command "shiro.permissions") :rules))))
+     (list (and labels (completing-read "Remove a permission rule (C-g keeps them all): " labels nil t)))))
+  (let* ((rules (append (plist-get (shiro--command "shiro.permissions") :rules) nil))
+         (rule (seq-find (lambda (r) (equal (shiro--rule-label r) label)) rules)))
+    (shiro--insert (if rules
+                       (concat (mapconcat (lambda (r) (concat "  " (shiro--rule-label r))) rules "\n") "\n")
+                     "[no permission rules: an approval's a/f/u adds one]\n")
+                   'shiro-dim)
+    (when (and rule (yes-or-no-p (format "Remove %s? " (shiro--rule-label rule))))
+      (let ((result (shiro--command "shiro.removePermission"
+                                    (list :rule (plist-get rule :rule) :scope (plist-get rule :scope)
+                                          :decision (plist-get rule :decision)))))
+        (shiro--insert (format "[%s %s]\n" (if (eq (plist-get result :removed) t) "removed" "not there any more:")
+                               (plist-get rule :rule))
+                       'shiro-dim)))
+    rules))
 
 (defconst shiro--efforts '("minimal" "low" "medium" "high" "default"))
 

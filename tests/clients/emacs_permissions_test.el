@@ -1,0 +1,42 @@
+;;; emacs_permissions_test.el --- permission rules in batch Emacs  -*- lexical-binding: t; -*-
+;; Run by tests/clients/test_emacs_permissions.py: an approval answered with f (always in this
+;; folder), then `shiro-permissions' lists the rule and removes it.
+
+(require 'json)
+(setq load-prefer-newer t)
+(load (expand-file-name "shiro.el" (getenv "SHIRO_EMACS_PLUGIN")) nil t)
+
+(defvar test-result nil)
+(defvar test-ended nil)
+(add-hook 'shiro-turn-end-functions (lambda (event) (push event test-ended)))
+(defun test-put (key value) (setq test-result (plist-put test-result key value)))
+
+(condition-case err
+    (let* ((workspace (file-name-as-directory (getenv "SHIRO_EMACS_WORKSPACE")))
+           (default-directory workspace))
+      (setq shiro-server-command (append (json-read-from-string (getenv "SHIRO_EMACS_SERVER")) nil))
+      (setq shiro-settings '(:approvals "ask" :sandbox "off"))
+      (find-file (expand-file-name "hello.py" workspace))
+      (shiro-chat)
+      (setq read-char-choice-use-read-key t)
+      (setq shiro-approval-function
+            (lambda (title tool)
+              (setq unread-command-events (list ?f))
+              (shiro-ask-approval title tool)))
+      (let* ((turn (plist-get (shiro-send "run it") :turnId))
+             (deadline (+ (float-time) 90)))
+        (while (and (not (cl-find turn test-ended :key (lambda (e) (plist-get e :turnId)) :test #'equal))
+                    (< (float-time) deadline))
+          (accept-process-output nil 0.05)))
+      (test-put :listed (mapcar #'shiro--rule-label (shiro-permissions)))
+      (cl-letf (((symbol-function 'yes-or-no-p) (lambda (_prompt) t)))
+        (shiro-permissions "allow Bash(echo one two:*) (workspace)"))
+      (test-put :after (mapcar #'shiro--rule-label (shiro-permissions)))
+      (test-put :chat (with-current-buffer "*shiro chat*" (buffer-substring-no-properties (point-min) (point-max))))
+      (shiro-stop)
+      (test-put :ok t))
+  (error (test-put :error (format "%S" err))))
+
+(with-temp-file (getenv "SHIRO_EMACS_OUT")
+  (insert (json-encode test-result)))
+(kill-emacs 0)
