@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
-from . import render
+from . import nested, render
 from .approval_text import approval_lines, question
 from . import notify, permissions_view
 from .connection import CommandError, Connection, ServerGone
@@ -79,6 +79,10 @@ class OneShot:
 
     def on_event(self, event: wire.Event) -> None:
         self.collector.event(event)
+        if nested.parent_of(event) is not None:  # a task subagent's: notes on stderr, never the answer
+            for line in nested.lines(event, self.tools):
+                self._note(line)
+            return
         if isinstance(event, wire.TextDeltaEvent):
             lines = self.stream.feed(event.text)
             if self.stream_out:
