@@ -3,17 +3,10 @@
 // the VS Code window is not focused or the chat panel is not visible. "Show" opens the panel.
 
 import * as vscode from 'vscode';
+import { turnEndText } from './permissionItems';
 import type { EventPayload } from './wire';
 
 const MAX_TURNS = 64; // turn starts remembered (a turn whose end never came is dropped first)
-
-/** The notification's text for a turn that ended, or undefined when it was short. */
-export function turnEndText(seconds: number, threshold: number, status: string): string | undefined {
-  if (!(seconds >= threshold)) return undefined;
-  const took = seconds >= 90 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds)} s`;
-  const how = status === 'completed' ? 'finished' : status === 'aborted' ? 'was aborted' : 'ended with an error';
-  return `shiro-neko: the turn ${how} (${took}).`;
-}
 
 export class Notifier {
   private started = new Map<string, number>();

@@ -5,21 +5,9 @@
 import * as vscode from 'vscode';
 import type { AgentClient } from './agentClient';
 import type * as P from './protocol';
+import { ruleItems, scopeItems, type RuleScope } from './permissionItems';
 
-export type RuleScope = NonNullable<P.ApproveResult['scope']>;
-
-interface ScopeItem extends vscode.QuickPickItem {
-  scope: RuleScope;
-}
-
-/** The QuickPick's items for "Always allow": the session first (the default, Enter). */
-export function scopeItems(): ScopeItem[] {
-  return [
-    { scope: 'session', label: 'For this session', description: 'until the chat ends' },
-    { scope: 'workspace', label: 'In this folder', description: 'every session here, kept in your shiro-neko data (never the repository)' },
-    { scope: 'user', label: 'For me, everywhere', description: 'written to your shiro-neko settings file' },
-  ];
-}
+export type { RuleScope } from './permissionItems';
 
 /** Where the rule of an "Always allow" is kept; undefined when the user dismissed the pick. */
 export async function pickRuleScope(title: string): Promise<RuleScope | undefined> {
@@ -29,22 +17,6 @@ export async function pickRuleScope(title: string): Promise<RuleScope | undefine
     ignoreFocusOut: true,
   });
   return item?.scope;
-}
-
-interface RuleItem extends vscode.QuickPickItem {
-  rule?: P.PermissionRule;
-}
-
-/** The rules as QuickPick items: the rule, its list and where it is kept. */
-export function ruleItems(result: P.PermissionsResult): RuleItem[] {
-  if (!result.rules.length) return [{ label: 'No permission rules', description: '"Always allow" on an approval adds one' }];
-  const icon = { allow: '$(check)', ask: '$(question)', deny: '$(circle-slash)' } as const;
-  return result.rules.map((rule) => ({
-    rule,
-    label: `${icon[rule.decision]} ${rule.rule}`,
-    description: `${rule.decision} · ${rule.scope}`,
-    detail: rule.scope === 'project' ? 'from .shiro-neko/settings.json: edit that file to remove it' : 'pick to remove',
-  }));
 }
 
 /** `/permissions`: list the rules; the one picked is removed after a yes. */

@@ -129,10 +129,10 @@ test('composer tokens: @ mentions, / commands, IME enter, line checks', () => {
   assert.deepEqual(slashToken('/com', 4), { start: 0, end: 4, query: 'com' });
   assert.equal(slashToken('say /com', 8), null);
   assert.deepEqual(filterSlash(SLASH_COMMANDS, 'no').map((c) => c.name), ['notes']);
-  assert.deepEqual(filterSlash(SLASH_COMMANDS, 'm').map((c) => c.name), ['memory', 'mcp', 'model', 'compact', 'resume', 'stm']);
+  assert.deepEqual(filterSlash(SLASH_COMMANDS, 'm').map((c) => c.name), ['memory', 'mcp', 'model', 'compact', 'resume', 'stm', 'permissions']);
   assert.ok(isImeEnter({ isComposing: true }) && isImeEnter({ keyCode: 229 }) && !isImeEnter({ keyCode: 13 }));
   assert.ok(onFirstLine('a\nb', 1) && !onFirstLine('a\nb', 3));
-  assert.deepEqual(SLASH_COMMANDS.map((c) => c.name), ['compact', 'notes', 'todos', 'sessions', 'resume', 'save', 'memory', 'new', 'private', 'stm', 'mcp', 'rewind', 'cost', 'effort', 'model', 'help']);
+  assert.deepEqual(SLASH_COMMANDS.map((c) => c.name), ['compact', 'plan', 'act', 'notes', 'todos', 'sessions', 'resume', 'save', 'memory', 'new', 'private', 'stm', 'mcp', 'rewind', 'cost', 'effort', 'model', 'permissions', 'help']);
 });
 
 test('short-term memory and MCP documents', () => {
