@@ -110,3 +110,21 @@ async def test_bad_mode_is_invalid_params(shiro_home, fake, workspace):
             await h.command("shiro.setMode", {"mode": "yolo"})
         with pytest.raises(JsonRpcInvalidParams, match="approvals"):
             await h.command("shiro.setMode", {"mode": "act", "approvals": "everything"})
+
+
+async def test_a_yes_given_after_a_switch_to_plan_mode_does_not_write(shiro_home, fake, workspace):
+    """The user switches to plan mode while an edit's question is open, then answers Allow: the
+    yes was for act mode, so the call is refused (agent/tool_calls.py checks again after the answer)."""
+    async with service_harness(fake, shiro_home, workspace, model=EDIT_FILE_MODEL, approvals="ask") as h:
+        answered = h.sink.approve
+
+        async def switch_then_allow(request: Any) -> Any:
+            await h.command("shiro.setMode", {"sessionId": request.session_id, "mode": "plan"})
+            return await answered(request)
+
+        h.sink.approve = switch_then_allow  # type: ignore[method-assign]
+        fake.script(Reply(calls=[Call("write_file", {"path": "new.txt", "content": "x"})]), Reply(text="ok"))
+        result = await h.chat("write it")
+        [out] = outputs(h, result["turnId"])
+        assert h.asked and out["isError"] and "plan mode is on" in out["output"]
+        assert not (workspace / "new.txt").exists()
