@@ -8,7 +8,10 @@ the last Bash rules so every rule is tried before the answer.
 Three figures per run: `new_command` clears the command parse cache before each check (each call a
 command never seen, the parse by bashlex included; the rule list compiled once, as a session's
 settings are), and `cold` clears every cache (rules parsed again too, as after a settings change);
-`rules_only` keeps the parse cached: the cost of trying the 200 rules alone.
+`rules_only` keeps the parse cached: the cost of trying the 200 rules alone. `with_sources` is
+`new_command` with the rules where a server keeps them (features/permission_rules.py): 100 in the
+user settings file and 100 in the workspace's record in the state home, joined per call (a `stat`
+of each file; read again only when it changed) with none sent by the client.
 
 Run: python bench/permissions.py [--runs 2000] [--out PATH]   Writes bench/results/permissions.json.
 """
@@ -72,6 +75,38 @@ def measure(runs: int, cold: bool | None) -> list[float]:
     return times
 
 
+def measure_sources(runs: int) -> list[float]:
+    import tempfile  # noqa: PLC0415
+
+    from shiro_neko.features.permission_rules import PermissionRulesFeature  # noqa: PLC0415
+    from shiro_neko.state.permission_store import UserRuleFile, WorkspaceRuleStore  # noqa: PLC0415
+
+    every, root = rules(), ROOT
+    with tempfile.TemporaryDirectory() as tmp:
+        home, user_file = Path(tmp) / "home", Path(tmp) / "settings.json"
+        user = UserRuleFile(user_file)
+        store = WorkspaceRuleStore(home)
+        for kind in ("allow", "ask", "deny"):
+            listed = getattr(every, kind)
+            user.add(kind, listed[: len(listed) // 2])  # type: ignore[arg-type]
+            store.add("key", root, kind, listed[len(listed) // 2 :])  # type: ignore[arg-type]
+        feature = PermissionRulesFeature(lambda: home, lambda: user_file)
+        sent = PermissionSettings()
+
+        def one() -> None:
+            decision = permissions.decide(feature.effective(sent, "key"), [], "run_command", {"command": COMMAND}, root)
+            assert decision is not None and decision.kind == "allow", decision
+
+        one()
+        times = []
+        for _ in range(runs):
+            permissions.simple_commands.cache_clear()
+            start = time.perf_counter()
+            one()
+            times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
 def summary(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     return {"median_ms": round(statistics.median(times), 4), "p90_ms": round(ordered[int(len(ordered) * 0.9)], 4),
@@ -92,6 +127,7 @@ def main() -> None:
         "new_command": summary(measure(args.runs, cold=False)),
         "cold": summary(measure(args.runs, cold=True)),
         "rules_only": summary(measure(args.runs, cold=None)),
+        "with_sources": summary(measure_sources(args.runs)),
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
