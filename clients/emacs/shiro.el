@@ -128,7 +128,8 @@ call's rule there.  A quit (C-g) or an error is a deny."
 (cl-defmethod eglot-client-capabilities :around ((_s shiro-server))
   (let ((caps (cl-call-next-method)))
     ;; Approvals in our own prompt (y / a / n, C-g is a no); edits saved by the editor.
-    (plist-put caps :experimental '(:shiro (:approvals t :saveDocuments t)))))
+    ;; editor: shiro/diagnostics from flymake, shiro/navigate from xref (shiro-editor.el).
+    (plist-put caps :experimental '(:shiro (:approvals t :saveDocuments t :editor (:diagnostics t :navigation t))))))
 
 (cl-defmethod eglot-initialization-options ((_s shiro-server))
   (or shiro-settings eglot--{}))
@@ -426,8 +427,10 @@ Lines starting with / run a command: /compact [focus], /notes, /sessions, /resum
       (shiro--slash text)
     (shiro--insert (format "\n› %s\n\n" text) 'shiro-prompt)
     (let* ((images (reverse shiro--images))
+           (context (shiro-editor-context))  ; what the user sees (shiro-editor.el)
            (result (shiro--command "shiro.chat" (append (list :prompt text :wait :json-false)
-                                                       (when images (list :images (vconcat images)))))))
+                                                       (when images (list :images (vconcat images)))
+                                                       (when context (list :context context))))))
       (setq shiro--images nil)
       (push (plist-get result :turnId) shiro--running)
       result)))
@@ -613,4 +616,6 @@ from Lisp only report it (`shiro.effort').  The result plist."
 (require 'shiro-model (expand-file-name "shiro-model" (file-name-directory (or load-file-name buffer-file-name))))
 ;; Plan mode's commands (shiro-plan-mode, shiro-act, shiro-start-plan), beside this file.
 (require 'shiro-plan (expand-file-name "shiro-plan" (file-name-directory (or load-file-name buffer-file-name))))
+;; The editor context with each prompt, shiro/diagnostics, shiro/navigate, the inline edit (issue 38).
+(require 'shiro-editor (expand-file-name "shiro-editor" (file-name-directory (or load-file-name buffer-file-name))))
 ;;; shiro.el ends here
