@@ -77,8 +77,8 @@ def sniff(data: bytes) -> str | None:
 def raw_image(data: bytes, label: str) -> RawImage:
     """`data` as an image to send, or ImageError saying why not (too large, not an image)."""
     if len(data) > MAX_INPUT_BYTES:
-        raise ImageError(f"{label} is {len(data) / 1048576:.1f} MB; images up to {MAX_INPUT_BYTES // 1048576} MB "
-                         "are taken: send a smaller one or a screenshot of the part that matters")
+        raise ImageError(f"{label} is over the {MAX_INPUT_BYTES // 1048576} MB an image may be: send a smaller one "
+                         "or a screenshot of the part that matters")
     media_type = sniff(data)
     if media_type is None:
         raise ImageError(f"{label} is not a PNG, JPEG, GIF or WebP image (its bytes say otherwise): "
