@@ -23,6 +23,7 @@ local commands = {
   { "ShiroAct", function(o) require("shiro.plan").act(o.args) end, { nargs = "?", complete = function() return require("shiro.plan").APPROVALS end, desc = "shiro: act mode [ask|auto-edit|auto]" } },
   { "ShiroStart", function(o) require("shiro.plan").start(o.args) end, { nargs = "?", complete = function() return require("shiro.plan").APPROVALS end, desc = "shiro: act mode [approvals], then carry out the plan" } },
   { "ShiroModel", function(o) require("shiro.model").command(o.args) end, { nargs = "?", complete = function() return { "setup", "default" } end, desc = "shiro: pick the model, set one [NAME|default], or set up the endpoint and key (setup)" } },
+  { "ShiroAttachImage", function(o) shiro().attach_image(o.args) end, { nargs = 1, complete = "file", desc = "shiro: send an image (png, jpg, gif, webp) with the next prompt" } },
   { "ShiroPermissions", function() require("shiro.permissions").command() end, { desc = "shiro: the permission rules (pick one to remove it)" } },
   { "ShiroEffort", function(o) shiro().effort(o.args) end, { nargs = "?", complete = function() return shiro().EFFORTS end, desc = "shiro: show or set the reasoning effort" } },
 }
@@ -32,7 +33,7 @@ local subcommands = {
   chat = "ShiroChat", abort = "ShiroAbort", new = "ShiroNew", compact = "ShiroCompact", notes = "ShiroNotes",
   todos = "ShiroTodos", sessions = "ShiroSessions", resume = "ShiroResume", rewind = "ShiroRewind",
   status = "ShiroStatus", diff = "ShiroDiff", undo = "ShiroUndo", effort = "ShiroEffort", permissions = "ShiroPermissions",
-  plan = "ShiroPlan", act = "ShiroAct", start = "ShiroStart", model = "ShiroModel",
+  plan = "ShiroPlan", act = "ShiroAct", start = "ShiroStart", model = "ShiroModel", image = "ShiroAttachImage",
 }
 
 --- The paths the last turn with changes touched (completion for :ShiroDiff and :ShiroUndo).

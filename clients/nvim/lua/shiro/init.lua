@@ -477,7 +477,9 @@ function M.chat(prompt, cb)
   -- what the editor shows goes with the prompt (editor.lua); config.editor_context = false: not sent
   local context = M.config.editor_context ~= false and require("shiro.editor").context(M.state.selection, M.state.root) or nil
   M.state.selection = nil
-  M.execute(wire.commands.chat, { prompt = prompt, context = context }, function(err, result)
+  local images = M.state.images
+  M.state.images = nil
+  M.execute(wire.commands.chat, { prompt = prompt, context = context, images = images }, function(err, result)
     chat.on_chat_result(entry, err, result)
     if result and not is_nil(result.sessionId) then
       M.state.session_id = result.sessionId
@@ -486,6 +488,36 @@ function M.chat(prompt, cb)
       cb(err, result)
     end
   end, true)
+end
+
+local IMAGE_TYPES = { png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg", gif = "image/gif", webp = "image/webp" }
+
+--- `:ShiroAttachImage path`: the image goes with the next prompt (the server checks, downscales
+--- and stores it: docs/extending.md "Images"); at most 8, each at most 20 MB.
+function M.attach_image(path)
+  local file = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local media = IMAGE_TYPES[(file:match("%.(%w+)$") or ""):lower()]
+  if not media then
+    return M._notify("not an image name (png, jpg, gif, webp): " .. path, vim.log.levels.ERROR)
+  end
+  local size = vim.fn.getfsize(file)
+  if size < 0 then
+    return M._notify("no such file: " .. file, vim.log.levels.ERROR)
+  elseif size > 20 * 1024 * 1024 then
+    return M._notify(file .. " is over 20 MB; attach a smaller image", vim.log.levels.ERROR)
+  end
+  M.state.images = M.state.images or {}
+  if #M.state.images >= 8 then
+    return M._notify("at most 8 images go with one prompt", vim.log.levels.ERROR)
+  end
+  if not (vim.base64 and vim.base64.encode) then
+    return M._notify(":ShiroAttachImage needs Neovim 0.10 or later (vim.base64)", vim.log.levels.ERROR)
+  end
+  local f = assert(io.open(file, "rb"))
+  local data = f:read("*a")
+  f:close()
+  table.insert(M.state.images, { mediaType = media, data = vim.base64.encode(data), name = vim.fn.fnamemodify(file, ":t") })
+  M._notify(("image %s goes with the next prompt (%d attached)"):format(vim.fn.fnamemodify(file, ":t"), #M.state.images))
 end
 
 --- `:ShiroChat` without a prompt opens the chat buffer at its input line.
