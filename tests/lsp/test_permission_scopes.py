@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from shiro_neko.protocol import plain
 from shiro_neko.state.paths import workspace_key
 from tests.fake_provider import Call, Reply
@@ -136,6 +138,10 @@ async def test_a_session_rule_is_listed_and_removed(tmp_path, fake, workspace):
         listed = (await h.command("shiro.permissions", {"sessionId": result["sessionId"]}))["rules"]
         assert {"rule": "Bash(echo one:*)", "decision": "allow", "scope": "session"} in listed
         assert {"rule": "Bash(ls:*)", "decision": "allow", "scope": "user"} in listed  # the editor's setting
+        with pytest.raises(Exception, match="editor's `shiro.permissions` setting"):  # only the editor can drop it
+            await h.command("shiro.removePermission", {"rule": "Bash(ls:*)", "scope": "user"})
+        with pytest.raises(Exception, match="edit that file"):
+            await h.command("shiro.removePermission", {"rule": "Bash(ls:*)", "scope": "project"})
         assert await h.command("shiro.removePermission", {"rule": "Bash(echo one:*)", "scope": "session"}) == {"removed": True}
         fake.script(_run("echo one"), Reply(text="ok"))
         await asyncio.wait_for(h.chat("again"), 30)
