@@ -24,6 +24,8 @@ KEY = "sk-proxy-key-5f1c0e9a7b3d"
 WRONG = "sk-wrong-key-000000000"
 PROMPT = "Say hello"
 ANSWER = "Hello from the proxy."
+PLAN_PROMPT = "Plan the greeting"
+PLAN_ANSWER = "The plan: read hello.py, then change the greeting."
 SECOND_PROMPT = "And once more"
 SECOND_ANSWER = "Hello again, from the other model."
 
@@ -32,7 +34,7 @@ def test_set_up_model_from_the_panel(tmp_path: Path, fake: FakeProvider) -> None
     _need_tools()
     fake.api_key = KEY
     fake.models = ["fake-model", "fake-model-large"]
-    fake.script(Reply(text=ANSWER), Reply(text=SECOND_ANSWER))
+    fake.script(Reply(text=ANSWER), Reply(text=PLAN_ANSWER), Reply(text=SECOND_ANSWER))
     env = {k: v for k, v in server_env(tmp_path / "home", fake.base_url).items() if not k.startswith("OPENAI_")}
     vs = VsCode(base=tmp_path, env=env)
     try:
@@ -43,7 +45,7 @@ def test_set_up_model_from_the_panel(tmp_path: Path, fake: FakeProvider) -> None
             old.unlink()
         r = vs.drive("model", shots, prompt=PROMPT, answer=ANSWER, secondPrompt=SECOND_PROMPT, secondAnswer=SECOND_ANSWER,
                      baseUrl=fake.base_url, apiKey=KEY, wrongKey=WRONG, firstModel="fake-model-large",
-                     secondModel="fake-model", plan=None)
+                     secondModel="fake-model", planPrompt=PLAN_PROMPT, planAnswer=PLAN_ANSWER)
     finally:
         vs.stop()
     assert r["ok"], "\n".join(r["errors"]) + "\n" + r["driverLog"] + "\n" + vs.log.read_text(errors="replace")[-2000:]
@@ -57,9 +59,13 @@ def test_set_up_model_from_the_panel(tmp_path: Path, fake: FakeProvider) -> None
     # The right key: the endpoint's models listed, the turn answered with it, on the model picked.
     assert any("fake-model-large" in row and "endpoint" in row for row in r["modelRows"]), r["modelRows"]
     assert any(ANSWER in row for row in r["afterSetUp"]), r["afterSetUp"]
-    chats = fake.requests
-    assert [c.headers["authorization"] for c in chats] == [f"Bearer {KEY}"] * 2
-    assert [c.body["model"] for c in chats] == ["fake-model-large", "fake-model"]
+    chats = fake.main_requests
+    assert [c.headers["authorization"] for c in chats] == [f"Bearer {KEY}"] * 3
+    assert [c.body["model"] for c in chats] == ["fake-model-large", "fake-model-large", "fake-model"]
+    # Plan mode and back from the panel: the plan-mode turn was offered no writing tool.
+    assert "Start" in r["planReady"] and r["backToAct"], r["planReady"]
+    tools = [{t.get("name") for t in c.body.get("tools", [])} for c in chats]
+    assert "edit_file" in tools[0] and "edit_file" not in tools[1] and "edit_file" in tools[2], tools
     assert any("Model:" in row and "fake-model" in row for row in r["gaugeRows"]), r["gaugeRows"]
     # The key is in no file: not settings.json (baseUrl and model are), not the server's home,
     # not code-server's logs.
@@ -69,7 +75,7 @@ def test_set_up_model_from_the_panel(tmp_path: Path, fake: FakeProvider) -> None
     leaks = [p for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink() and p != driver_config and _holds(p, KEY)]
     assert leaks == [], leaks
     expected = {"01-first-run", "02-missing-key-error", "03-key-refused", "04-key-step", "05-model-picker",
-                "06-turn-after-set-up", "08-model-picked", "09-gauge-model", "10-light-model-picker", "11-light-panel"}
+                "06-turn-after-set-up", "07-plan-mode", "07b-act-mode", "08-model-picked", "09-gauge-model", "10-light-model-picker", "11-light-panel"}
     assert expected <= set(r["shots"]), r["shots"].keys()
     for name in expected:
         assert Path(r["shots"][name]["path"]).stat().st_size > 10_000

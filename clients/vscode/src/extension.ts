@@ -55,7 +55,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(client, approvals, todos, gauge, controller, view);
   // "Set up model" and /model (issue 39): the key from SecretStorage to the server at each start.
   const models = new ModelSetup(context.secrets, client, () => (store.sessionId ? { sessionId: store.sessionId } : {}),
-    (text, kind) => store.addNotice(text, kind));
+    (text, kind) => store.addNotice(text, kind), (fn) => store.onReset(fn));
   context.subscriptions.push(models);
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }),

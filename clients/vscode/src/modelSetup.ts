@@ -34,25 +34,32 @@ export function keyProblem(value: string): string | null {
 
 export class ModelSetup implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** A key is stored (known after the first hand-over); undefined: not looked yet. */
+  private keyStored: boolean | undefined;
+  /** The session the first-run notice was last shown in: once per shown session. */
+  private toldIn: string | undefined;
 
   constructor(
     private readonly secrets: vscode.SecretStorage,
     private readonly client: AgentClient,
     private readonly target: () => Target,
     private readonly notice: (text: string, kind?: 'notice' | 'error') => void,
+    onReset: (fn: () => void) => () => void,
   ) {
+    const offReset = onReset(() => this.tellFirstRun());
     this.subscriptions.push(
-      client.onStarted.event(() => void this.handOver(true)),
+      { dispose: offReset },
+      client.onStarted.event(() => void this.handOver()),
       secrets.onDidChange((e) => {
-        if (e.key === KEY_SECRET) void this.handOver(false);
+        if (e.key === KEY_SECRET) void this.handOver();
       }),
     );
   }
 
-  /** The stored key to the server (at its start and when the secret changes). At a start with
-   * nothing set up anywhere, the panel says so with the "Set up model" button. */
-  async handOver(atStart: boolean): Promise<void> {
+  /** The stored key to the server (at its start and when the secret changes). */
+  async handOver(): Promise<void> {
     const key = await this.secrets.get(KEY_SECRET);
+    this.keyStored = !!key;
     if (key) {
       try {
         await this.client.execute('shiro.setCredentials', { apiKey: key });
@@ -61,9 +68,16 @@ export class ModelSetup implements vscode.Disposable {
       }
       return;
     }
-    if (atStart && !this.configured()) {
-      this.notice(`No model endpoint or API key is set up yet. ${SET_UP_MODEL}: an endpoint (empty for OpenAI), a key and a model.`);
-    }
+    this.tellFirstRun();
+  }
+
+  /** With nothing set up anywhere, each session the panel shows says so once, with the
+   * "Set up model" button (a resume or New Chat replaces the rows, so it is told again there). */
+  private tellFirstRun(): void {
+    const session = this.target().sessionId;
+    if (this.keyStored !== false || !session || this.toldIn === session || this.configured()) return;
+    this.toldIn = session;
+    this.notice(`No model endpoint or API key is set up yet. ${SET_UP_MODEL}: an endpoint (empty for OpenAI), a key and a model.`);
   }
 
   /** A key or an endpoint from somewhere the server sees (its environment is this window's). */
@@ -99,7 +113,10 @@ export class ModelSetup implements vscode.Disposable {
     if (url !== (cfg.get<string>('baseUrl') ?? '')) {
       await cfg.update('baseUrl', url || undefined, vscode.ConfigurationTarget.Global);
     }
-    if (key.trim()) await this.secrets.store(KEY_SECRET, key.trim());
+    if (key.trim()) {
+      this.keyStored = true;
+      await this.secrets.store(KEY_SECRET, key.trim());
+    }
     try {
       await this.client.execute('shiro.setCredentials', { baseUrl: url, apiKey: key.trim() || stored || '' });
     } catch (err) {

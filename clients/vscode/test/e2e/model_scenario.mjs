@@ -75,11 +75,19 @@ export async function modelScenario(h) {
   out.afterSetUp = await rowsText(frame);
   await shot('06-turn-after-set-up', 'the first answer with the key from the panel');
 
-  // Plan mode and back, when the panel has the switch (plan39's selectors, config.plan).
-  if (config.plan) {
-    out.plan = await h.planRoundTrip(frame);
-    await shot('07-plan-mode', 'plan mode switched on and off from the panel');
-  }
+  // Plan mode and back from the panel's switch (webview/planMode.ts): a turn in plan mode, then act.
+  await frame.locator('#mode-plan').click();
+  await frame.waitForSelector('#mode-plan[aria-checked="true"]', { timeout: T });
+  await frame.waitForSelector('#composer.planning', { timeout: T });
+  await h.send(frame, config.planPrompt);
+  await frame.waitForFunction((x) => document.querySelector('#rows')?.innerText.includes(x), config.planAnswer, { timeout: T });
+  await frame.waitForSelector('#plan-ready:not([hidden])', { timeout: T });
+  out.planReady = await frame.$eval('#plan-ready', (el) => el.innerText);
+  await shot('07-plan-mode', 'plan mode from the panel: the plan answered, "Start" offered');
+  await frame.locator('#mode-act').click();
+  await frame.waitForSelector('#mode-act[aria-checked="true"]', { timeout: T });
+  out.backToAct = !(await frame.$('#composer.planning'));
+  await shot('07b-act-mode', 'back to act mode from the switch');
 
   // /model in the composer: the picker, another model, from the next request.
   await h.send(frame, '/model ');
