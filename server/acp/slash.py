@@ -1,5 +1,5 @@
 """Slash commands in an ACP prompt: `/compact`, `/notes`, `/todos`, `/memory`, `/sessions`, `/save`,
-`/effort`, `/rewind`.
+`/effort`, `/model`, `/rewind`.
 
 Advertised with `available_commands_update`; a prompt that starts with one runs it through the
 same service and features the LSP commands call, and the answer is one agent message.
@@ -108,6 +108,17 @@ async def _effort(service: "ShiroService", session: "AgentSession", rest: str) -
     return f"Reasoning effort for {result.model}: {level} (from the next request)." if rest else f"Reasoning effort for {result.model}: {level}."
 
 
+
+async def _model(service: "ShiroService", session: "AgentSession", rest: str) -> str:
+    """`/model`: the models to pick from (shiro.models); `/model NAME` (or `default`) from the next request."""
+    if rest:
+        result = service.set_model(session, rest, None)
+        return f"Model: {result.model} (from the next request)."
+    listed = await service.model_choice.list(service.settings_for(session.id), False)
+    rows = [f"- `{m.id}`{' (current)' if m.id == listed.current else ''}{'' if m.source == 'endpoint' else ' (from settings)'}"
+            for m in listed.models]
+    why = f"\n\nThe endpoint listed none: {listed.error}." if listed.error else ""
+    return "Models:\n\n" + "\n".join(rows) + why + "\n\n`/model NAME` uses one from the next request; `/model default` goes back to the setting."
 COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
     "compact": ("Summarise the conversation to free context (the task list stays)", "optional focus", _compact),
     "notes": ("Show the project memory", None, _notes),
@@ -116,6 +127,7 @@ COMMANDS: dict[str, tuple[str, str | None, Handler]] = {
     "sessions": ("List this directory's saved sessions", None, _sessions),
     "save": ("Write the session to disk now", None, _save),
     "effort": ("Show or set the reasoning effort", "minimal|low|medium|high|default", _effort),
+    "model": ("Show the models to pick from, or use one from the next request", "NAME|default", _model),
     "rewind": ("Take the workspace (and conversation) back to before a turn; without N, list them", "N [files] [force]", _rewind),
 }
 

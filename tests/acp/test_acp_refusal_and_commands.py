@@ -135,3 +135,18 @@ async def test_effort_sets_the_next_requests_reasoning_effort(acp):
     acp.client.updates.clear()
     await acp.prompt(session_id, "/effort extreme")
     assert "unknown effort 'extreme'" in acp.client.text() and not acp.fake.rejections
+
+
+async def test_model_lists_the_endpoints_models_and_sets_the_next_requests_model(acp):
+    # Issue 39: /model in an ACP editor (server/acp/slash.py).
+    acp.fake.models = ["fake-model", "fake-model-large"]
+    acp.fake.script(Reply(text="on the large one"))
+    session_id = await acp.new_session()
+    await acp.prompt(session_id, "/model")
+    listed = acp.client.text()
+    assert "`fake-model-large`" in listed and "(from settings)" in listed, listed
+    acp.client.updates.clear()
+    await acp.prompt(session_id, "/model fake-model-large")
+    assert "Model: fake-model-large (from the next request)." in acp.client.text()
+    await acp.prompt(session_id, "go")
+    assert acp.fake.main_requests[-1].body["model"] == "fake-model-large"
