@@ -294,7 +294,9 @@ def _compiled(texts: tuple[str, ...]) -> tuple[Rule, ...]:
     return tuple(rules)
 
 
-def _matches(rule: Rule, tool: str, args: dict[str, Any], root: Path) -> bool:
+def _matches(rule: Rule, tool: str, args: dict[str, Any], root: Path, every: bool = False) -> bool:
+    """`every`: a call that names several files (apply_patch) matches only when the rule covers all
+    of them (an allow rule); else when it covers any (deny, ask)."""
     if rule.tool.startswith("mcp__"):
         return _mcp_matches(rule, tool)
     if tool not in TOOL_NAMES.get(rule.tool, ()):
@@ -316,7 +318,13 @@ def _matches(rule: Rule, tool: str, args: dict[str, Any], root: Path) -> bool:
     if rule.spec is None:
         return True
     if tool == "apply_patch":
-        return False  # its paths are inside the patch text: only a bare `Edit` rule covers it
+        # Its files are in the patch text (tools/apply_patch.py): `Edit(secrets/**)` denies a patch
+        # that touches any file there, `Edit(src/**)` allows only a patch of files all under src.
+        from .tools.apply_patch import patch_paths  # noqa: PLC0415 - loaded with the tools already
+
+        hits = [any(_path_matches(rule.spec, p, root) for p in _call_paths(tool, {"path": f}, root))
+                for f in patch_paths(args.get("input"))]
+        return bool(hits) and (all(hits) if every else any(hits))
     return any(_path_matches(rule.spec, p, root) for p in _call_paths(tool, args, root))
 
 
@@ -351,7 +359,7 @@ def decide(
     allow = _compiled((*settings.allow, *session_allow))
     for kind, rules in (("deny", deny), ("ask", ask), ("allow", allow)):
         for rule in rules:
-            if _matches(rule, tool, args, root):
+            if _matches(rule, tool, args, root, every=kind == "allow"):
                 return Decision(kind, rule.text)  # type: ignore[arg-type]
     return None
 
