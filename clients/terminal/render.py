@@ -284,14 +284,19 @@ def _when(iso: Any) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment.tzinfo else moment.strftime("%Y-%m-%d %H:%M")
 
 
+when = _when  # the /resume picker's rows (session_picker.py)
+
+
 def sessions_lines(rows: list[dict[str, Any]]) -> list[Line]:
     if not rows:
         return [[("dim", "no saved sessions in this directory yet")]]
     out: list[Line] = []
+    # Each id as its shortest unique prefix (8 characters at least): what /resume and -r take.
+    width = max(len(str(row.get("shortId") or row.get("id", ""))) for row in rows)
     for row in rows:
         count = int(row.get("messageCount") or 0)
         out.append([
-            ("cyan", str(row.get("id", ""))),
+            ("cyan", f"{str(row.get('shortId') or row.get('id', '')):<{width}}"),
             ("dim", f"  {_when(row.get('updatedAt'))}  {count:>4} msg  "),
             ("", one_line(row.get("title") or "(untitled)", 60)),
         ])
@@ -366,7 +371,9 @@ def resumed_lines(result: dict[str, Any]) -> list[Line]:
     last_user = next((m for m in reversed(messages) if m.get("role") == "user" and message_text(m).strip()), None)
     last_reply = next((m for m in reversed(messages) if m.get("role") == "assistant" and message_text(m).strip()), None)
     if last_user is not None:
-        out.append([("user", "› "), ("dim", one_line(message_text(last_user), 96))])
+        pictures = len(last_user.get("images") or [])  # ImageRef: the server keeps the bytes (issue 40)
+        note = f"  [{plural(pictures, 'image')}]" if pictures else ""
+        out.append([("user", "› "), ("dim", one_line(message_text(last_user), 96) + note)])
     if last_reply is not None:
         out.append([("dim", one_line(message_text(last_reply), 100))])
     return out

@@ -38,3 +38,10 @@ def test_a_subagent_event_is_an_indented_dim_line() -> None:
     delta = wire.TextDeltaEvent(sessionId="s", turnId="t", text="thinking", parentToolCallId="c1")
     assert nested.lines(delta, tools) == []
     assert nested.parent_of(wire.TextDeltaEvent(sessionId="s", turnId="t", text="x")) is None
+
+
+def test_a_resumed_prompt_says_it_had_images() -> None:
+    messages = [{"role": "user", "content": [{"type": "text", "text": "look"}],
+                 "images": [{"name": "a.png", "mediaType": "image/png", "width": 4, "height": 4}]}]
+    lines = render.resumed_lines({"sessionId": "s", "title": "look", "messages": messages})
+    assert "look  [1 image]" in "".join(text for _, text in lines[-1])
