@@ -157,6 +157,14 @@ class CheckpointFeature:
             return files
         return []
 
+    async def amend(self, session: AgentSession, turn_id: str) -> list[FileChange]:
+        """A change that belongs to a turn already ended (an inline edit accepted after its turn,
+        features/inline_edit.py): record the turn's end again, so its files include it."""
+        mark = self._mark(session, turn_id)
+        if mark is not None and mark.after:
+            self._replace(session, turn_id, after="", files=[], unrecorded=[])
+        return await self.turn_ended(session, turn_id)
+
     async def _shielded(self, session: AgentSession, work):  # type: ignore[no-untyped-def]
         """Run `work(store)` under the store's lock in a thread; an abort meanwhile still lets it
         finish (a half-recorded checkpoint is worse than a late one). None when it failed."""

@@ -3,8 +3,9 @@
 
 The edit is a normal turn of the session (queued, recorded, its prompt in the history) whose
 prompt holds the instruction and the selected text and asks for the replacement in one fenced
-block. While it runs the model gets only the tools that read: the turn may look around but never
-change a file, so the result is limited to the range. The replacement waits (in memory, bounded)
+block. While it runs only the tools that read work (the others are offered, so the request's prefix
+stays the same, and refused when called): the turn may look around but never change a file, so the
+result is limited to the range. The replacement waits (in memory, bounded)
 until the client resolves it: accepted, it is applied through the editor host (`workspace/applyEdit`
 for an open file, so undo works) and recorded as that turn's checkpoint, so a rewind to the turn
 takes it back; rejected, it is dropped.
@@ -14,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent import workspace_fs
 from ..agent.editor_context import lines_of, shown_path, uri_path
-from ..agent.tools.base import ToolError
+from ..agent.tools.base import ToolError, ToolResult
 from ..agent.tools.workspace_paths import resolve_workspace_path
 from ..errors import InvalidArguments, Refused
 from ..protocol import (
@@ -37,11 +38,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..agent.session import AgentSession
-    from ..agent.tools.base import Tool
+    from ..agent.tools.base import Tool, ToolHost
     from .checkpoints import CheckpointFeature
 
 READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "grep", "diagnostics", "find_definition",
                              "find_references", "workspace_symbols"})
+INLINE_REFUSAL = ("refused: this turn is an inline edit of a selection; it may only read. Answer with the "
+                  "replacement text in one fenced code block.")
 MAX_PENDING = 20  # replacements waiting for an answer, oldest dropped first
 INSTRUCTION_CHARS = 4_000
 SELECTION_CHARS = 100_000  # a larger selection is refused: the turn could not send it back whole
@@ -92,6 +95,10 @@ def prompt_for(where: str, instruction: str, selected: str) -> str:
             "else. Do not edit files: the user reviews your replacement as a diff before it is applied.")
 
 
+async def _refused(host: "ToolHost", args: Any) -> ToolResult:
+    return ToolResult(INLINE_REFUSAL, is_error=True)
+
+
 @dataclass
 class _Pending:
     session_id: str
@@ -110,11 +117,14 @@ class InlineEdits:
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
 
     def tools(self, session: "AgentSession", tools: list["Tool[Any]"]) -> list["Tool[Any]"]:
-        """An inline edit's turn only reads (its answer is the edit)."""
+        """An inline edit's turn only reads (its answer is the edit). The model is offered the same
+        tools as in any turn, so the request's prefix stays byte-identical for the prompt cache
+        (agent/context_messages.py); any other tool is refused when called, without asking."""
         current = session.turns.current
         if current is None or current.turn_id not in self._running:
             return tools
-        return [tool for tool in tools if tool.name in READ_ONLY_TOOLS]
+        return [tool if tool.name in READ_ONLY_TOOLS else replace(tool, run=_refused, approval=None, always_ask=None)
+                for tool in tools]
 
     async def _text(self, session: "AgentSession", path: "Path") -> str:
         text = await session.deps.host.editor_text(path)
@@ -184,9 +194,9 @@ class InlineEdits:
         start, end = offset_of(text, pending.start), offset_of(text, pending.end)
         if text[start:end] != pending.original:
             raise Refused("the selected text changed since the edit was made; run \"Edit with shiro-neko\" again")
-        # The turn's checkpoint covers the edit (it ran no tool, so it recorded nothing yet): a
-        # rewind to this turn takes the edit back.
+        # The turn's checkpoint covers the edit (recorded before it, its end recorded again after
+        # it): the turn's files list it and a rewind to this turn takes it back.
         await self.checkpoints.before_tools(session, args.turnId)
         applied = await session.deps.host.apply_text(pending.path, text[:start] + pending.replacement + text[end:], create=False)
-        await self.checkpoints.turn_ended(session, args.turnId)
+        await self.checkpoints.amend(session, args.turnId)
         return ResolveInlineEditResult(applied=applied)

@@ -254,12 +254,20 @@ async def test_inline_edit_accepted_is_applied_checkpointed_and_rewindable(tmp_p
     h.client.text_document_did_open(types.DidOpenTextDocumentParams(
         types.TextDocumentItem(uri=uri, language_id="python", version=1, text="import os\nprint('hello')\n")))
     try:
-        fake.script(Reply(text="Here:\n```python\nprint('shiro')\n```"))
+        # The model tries to write the file itself: refused without a question; then it answers.
+        fake.script(Reply(calls=[Call("write_file", {"path": "hello.py", "content": "boom\n"}, "call_w")]),
+                    Reply(text="Here:\n```python\nprint('shiro')\n```"))
         result = await h.command("shiro.inlineEdit", {"uri": uri, "range": _range(1, 0, 2, 0), "instruction": "greet shiro"})
         assert result["edit"] == {"changes": {uri: [{"range": _range(1, 0, 2, 0), "newText": "print('shiro')\n"}]}}
-        request = fake.main_requests[-1].body
-        assert _tool_names(request) <= {"read_file", "list_files", "grep"}  # the turn only reads
-        assert "greet shiro" in json.dumps(request["input"])
+        first, second = fake.main_requests[-2:]
+        assert "greet shiro" in json.dumps(first.body["input"])
+        refusal = json.dumps(second.body["input"][-1])
+        assert "refused: this turn is an inline edit" in refusal
+        # The same tools as any turn (the prompt cache's prefix), but nothing was written.
+        fake.script(Reply(text="plain turn"))
+        await h.chat("hi")
+        assert _tool_names(fake.main_requests[-1].body) == _tool_names(first.body)
+        assert first.body.get("instructions") == fake.main_requests[-1].body.get("instructions")
         assert (workspace / "hello.py").read_text() == "import os\nprint('hello')\n"  # nothing applied yet
         assert h.edits == []
 
