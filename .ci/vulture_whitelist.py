@@ -31,3 +31,6 @@ LADDER_STEPS  # server/agent/prune.py: the pruning ladder's rungs (tests/unit/te
 WAITING_KEYS  # server/project_settings.py: the keys an untrusted project waits for (tests/unit/test_project_trust.py)
 encode_messages  # server/model/transcript.py: the JSON the token estimate counts (tests/unit/test_estimate_tokens.py)
 is_safe  # server/model/visible_text.py: what visible() guarantees (tests/unit/test_safe_text.py)
+
+# A wire field only the clients read (the contract's `shiro.setCredentials` answer).
+_.ok  # server/protocol.py SetCredentialsResult.ok (tests/lsp/test_models.py reads it)
