@@ -22,6 +22,7 @@ from .permissions import decide, narrowest_rules, remember_for_session
 from .session import AgentSession
 from .status import emit_status
 from .tools.base import Tool, ToolError, running_call
+from .tools.apply_patch import written_paths
 from .tools.git_metadata import git_metadata_reason
 from .tools.files import editor_or_disk_text
 from .tools.registry import run_tool
@@ -250,8 +251,12 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
         result = await run_tool(tool, session.deps.host, call.input)
     finally:
         running_call.reset(token)
-    if isinstance(call.input, dict) and isinstance(call.input.get("path"), str) and not result.is_error:
-        session.touched.add(session.root / call.input["path"])
+    if isinstance(call.input, dict) and not result.is_error:
+        # The folders a call looked into or wrote to (their AGENTS.md becomes context): `path`, or
+        # every file of an apply_patch.
+        path = call.input.get("path")
+        for named in [path] if isinstance(path, str) else written_paths(call.tool_name, call.input):
+            session.touched.add(session.root / named)
     if result.notice:
         session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=result.notice))
     pictures, refused = await result_images(session, result.image)

@@ -111,6 +111,18 @@ async def test_the_prefix_stays_and_changes_are_appended_as_context(shiro_home, 
         assert [m["content"][0]["text"] for m in shown] == ["change hello.py", "and now?"]
 
 
+async def test_a_patch_into_a_folder_brings_its_agents_md(shiro_home, fake, workspace):
+    """apply_patch (the default model's edit tool) names its files in the patch text: a patch into
+    pkg/ makes pkg/AGENTS.md context, as an edit_file there would."""
+    make_repo(workspace)
+    async with service_harness(fake, shiro_home, workspace, approvals="auto") as h:
+        patch = "*** Begin Patch\n*** Add File: pkg/new.py\n+y = 2\n*** End Patch"
+        fake.script(Reply(calls=[Call("apply_patch", {"input": patch}, "p1")]), Reply(text="done"))
+        assert (await h.chat("add pkg/new.py"))["status"] == "completed"
+        after = context_texts(conversation(fake.main_requests[1]))
+        assert any('<project_instructions file="pkg/AGENTS.md">' in t for t in after), after
+
+
 async def test_a_resumed_session_goes_on_from_what_it_said(shiro_home, fake, workspace):
     """The record keeps the context messages: after resume nothing already said is said again,
     and the prefix of the resumed session's first request is the old conversation."""
