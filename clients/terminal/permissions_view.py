@@ -24,7 +24,9 @@ ANSWER_KEYS = {"a": wire.ALLOW, "y": wire.ALLOW, "w": wire.ALWAYS_ALLOW, "f": AL
 _SCOPES: dict[str, wire.RuleScope] = {wire.ALWAYS_ALLOW: "session", ALWAYS_FOLDER: "workspace", ALWAYS_USER: "user"}
 SAID = {wire.ALWAYS_ALLOW: "  always allowed (this session)", ALWAYS_FOLDER: "  always allowed in this folder",
         ALWAYS_USER: "  always allowed, for you everywhere"}
-USAGE = "/permissions lists the rules; /permissions rm N removes rule N"
+USAGE = "/permissions rm N removes rule N"
+# Where a rule is kept, in the words of the approval's keys.
+WHERE = {"session": "this session", "workspace": "this folder", "user": "you, everywhere", "project": "the project's file"}
 
 
 def approve_result(title: str | None, reason: str | None) -> wire.ApproveResult:
@@ -46,11 +48,13 @@ def rule_lines(result: dict[str, Any]) -> list[Line]:
     out: list[Line] = []
     for number, rule in enumerate(rules, 1):
         decision = str(rule.get("decision", ""))
+        scope = str(rule.get("scope", ""))
         out.append([("dim", f"  {number:>{width}}  "), (colour.get(decision, ""), f"{decision:<5}  "),
-                    ("", visible(str(rule.get("rule", "")))), ("dim", f"  {rule.get('scope', '')}")])
-    files = [f"{name}: {visible(str(result[key]))}" for name, key in (("user", "userFile"), ("folder", "workspaceFile"))
-             if result.get(key)]
-    out.append([("dim", f"{USAGE}" + (f" · files: {'; '.join(files)}" if files else ""))])
+                    ("", visible(str(rule.get("rule", "")))), ("dim", f"  ({WHERE.get(scope, scope)})")])
+    out.append([("dim", USAGE)])
+    for name, key in (("your rules", "userFile"), ("this folder's", "workspaceFile")):
+        if result.get(key):
+            out.append([("dim", f"  {name}: {visible(str(result[key]))}")])
     return out
 
 
@@ -70,4 +74,4 @@ async def run(command: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]
     shown = visible(str(rule["rule"]))
     if not removed:
         return [[("yellow", f"{shown} was not there any more")], *rule_lines(await command(wire.PERMISSIONS, {}))]
-    return [[("green", f"removed {rule['decision']} {shown} ({rule['scope']})")]]
+    return [[("green", f"removed {rule['decision']} {shown} ({WHERE.get(rule['scope'], rule['scope'])})")]]

@@ -274,8 +274,9 @@ def _keep_rules(session: AgentSession, turn_id: str, rules: list[str], scope: st
         session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=(
             f"could not save {', '.join(rules)} for the {scope} ({exc}); kept for this session only")))
         return
+    where = {"workspace": "in this folder", "user": "everywhere (your settings file)"}.get(scope, f"({scope})")
     session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=(
-        f"allowed from now on ({scope}): {', '.join(rules)} · /permissions lists and removes rules")))
+        f"allowed from now on {where}: {', '.join(rules)} · /permissions lists and removes rules")))
 
 
 def _emit_result(session: AgentSession, turn_id: str, result: ToolResultPart) -> None:

@@ -39,13 +39,13 @@ def test_always_in_this_folder_then_permissions_lists_and_removes_it(workspace, 
     t.expect(r"al\[w\]ays \(session / \[f\]older / \[u\]ser\)")
     _answer(t, "f")
     t.expect("always allowed in this folder")
-    t.expect(r"allowed from now on \(workspace\): Bash\(echo one two:\*\)")
+    t.expect(r"allowed from now on in this folder: Bash\(echo one two:\*\)")
     t.expect("ran it")
     assert _folder_rules(env, workspace) == ["Bash(echo one two:*)"]
     t.type("/permissions")
-    t.expect(rf"1\s+{C}allow\s+{C}Bash\(echo one two:\*\){C}\s+workspace")
+    t.expect(rf"1\s+{C}allow\s+{C}Bash\(echo one two:\*\){C}\s+\(this folder\)")
     t.type("/permissions rm 1")
-    t.expect(r"removed allow Bash\(echo one two:\*\) \(workspace\)")
+    t.expect(r"removed allow Bash\(echo one two:\*\) \(this folder\)")
     assert _folder_rules(env, workspace) == []
     t.type("/permissions")
     t.expect("no permission rules")
