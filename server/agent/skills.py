@@ -154,19 +154,21 @@ class Catalog:
         bases: list[tuple[Path, Scope]] = [(self.home, "user")]
         if project and self.root != self.home:
             bases.append((self.root, "project"))
-        for base, scope in bases:
-            for found in listing(base, seen):
-                if scope == "project" and found.folder not in project:
-                    continue
-                entry = self._entry(found, scope, seen)
-                if entry is None:
-                    continue
-                kept = out.get(entry.name)
-                if kept is None or (kept.kind == "command" and entry.kind == "skill" and kept.scope == entry.scope):
-                    out[entry.name] = entry
-                if len(out) >= MAX_ENTRIES:
-                    seen.append(f"more than {MAX_ENTRIES} skills and commands: the rest are left out")
-                    return list(out.values())
+        listed = [(found, scope) for base, scope in bases for found in listing(base, seen)
+                  if scope == "user" or found.folder in project]
+        # The cache holds only what is listed now: a removed or renamed file's entry goes.
+        paths = {found.path for found, _ in listed}
+        self._parsed = {path: kept for path, kept in self._parsed.items() if path in paths}
+        for found, scope in listed:
+            entry = self._entry(found, scope, seen)
+            if entry is None:
+                continue
+            kept = out.get(entry.name)
+            if kept is None or (kept.kind == "command" and entry.kind == "skill" and kept.scope == entry.scope):
+                out[entry.name] = entry
+            if len(out) >= MAX_ENTRIES:
+                seen.append(f"more than {MAX_ENTRIES} skills and commands: the rest are left out")
+                return list(out.values())
         return list(out.values())
 
 
