@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from ..model.transcript import AssistantMessage, Message, ToolCallPart, ToolMessage, ToolResultPart, estimate_tokens, final_text, user_text
 from ..protocol import NoticeEvent, ReasoningDeltaEvent, TextDeltaEvent, ToolCallEvent, ToolResultEvent
 from .provider.base import Completed, Notice, ProviderError, ProviderRequest, ReasoningDelta, RefusalDelta, TextDelta, ToolSpec
+from . import cost_limit
 from .status import emit_status
 from .tool_calls import _run_one
 from .usage import count_usage
@@ -56,6 +57,9 @@ async def run_subagent(session: "AgentSession", turn_id: str, parent_id: str, ta
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools.values()]
     messages: list[Message] = [user_text(task)]
     text = ""
+    # `maxCostUsd` from the subagent's start (cost_limit.py); the parent's next request checks the
+    # whole turn, the subagent's spending included (it is the session's).
+    spend = cost_limit.TurnSpend.at_start(session)
     for step in range(settings.subagentMaxSteps + 1):
         # The last request, or a context grown past the compaction threshold: no tools, report.
         last = step == settings.subagentMaxSteps or estimate_tokens(messages) > settings.compactThreshold
@@ -63,6 +67,9 @@ async def run_subagent(session: "AgentSession", turn_id: str, parent_id: str, ta
             messages.append(user_text(REPORT_NOW))
         request = ProviderRequest(settings.effective_model, INSTRUCTIONS, list(messages), [] if last else specs,
                                   reasoning_effort=settings.reasoningEffort)
+        told = cost_limit.check(session, request, settings.maxCostUsd, spend)  # CostLimitReached: the task fails
+        if told is not None:
+            session.deps.sink.event(_notice(session, turn_id, parent_id, told))
         message = await _request(session, turn_id, parent_id, request)
         messages.append(message)
         text = final_text(message) or text

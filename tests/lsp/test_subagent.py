@@ -106,3 +106,28 @@ async def test_a_report_cannot_approve_anything(harness):
     await harness.chat("go")
     assert len(harness.asked) == 1 and "touch pwned.txt" in harness.asked[0]
     assert not (harness.root / "pwned.txt").exists()
+
+
+async def test_a_subagent_stops_at_the_cost_limit(tmp_path, fake, workspace):
+    """`maxCostUsd` holds inside a subagent: a request that would pass it is not sent, the task call
+    fails saying so, and the parent's next request is checked on the whole turn's spending."""
+    from tests.support.lsp import start_server, stop
+
+    h = await start_server(tmp_path, fake, workspace, settings={"maxCostUsd": 0.05})
+    try:
+        big = "x" * 80_000  # ~20k tokens of input at gpt-5's price: the second subagent request passes $0.05
+        fake.script(
+            Reply(calls=[Call("task", {"description": "read", "prompt": "read a lot"})], usage=(100, 10)),
+            Reply(text=big, calls=[Call("read_file", {"path": "hello.py"})], usage=(30_000, 1000)),
+            Reply(text="never sent"),
+        )
+        result = await h.chat("go")
+        results = [e for e in h.events if e["type"] == "tool_result" and "parentToolCallId" not in e]
+        assert results and results[0]["isError"] and "the subagent stopped: cost limit" in results[0]["output"]
+        # The parent's first request and the subagent's first; the subagent's second was not sent,
+        # nor the parent's next one: the whole turn (the subagent's spending in it) would pass $0.05.
+        assert len(fake.requests) == 2
+        notices = [e["message"] for e in h.events if e["type"] == "notice" and "parentToolCallId" not in e]
+        assert result["status"] == "completed" and any(n.startswith("cost limit") for n in notices), notices
+    finally:
+        await stop(h)

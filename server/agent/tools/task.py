@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 from msgspec import Meta
 
+from ..cost_limit import CostLimitReached
 from ..provider.base import ProviderError
 from .base import Tool, ToolError, ToolHost, ToolResult, running_call
 
@@ -44,6 +45,8 @@ def task_tool(session: "AgentSession") -> Tool[TaskArgs]:
             return ToolResult(await run_subagent(session, turn_id, call_id, args.prompt))
         except ProviderError as err:
             raise ToolError(f"the subagent's request failed: {err.message}") from None
+        except CostLimitReached as stop:
+            raise ToolError(f"the subagent stopped: {stop}") from None
 
     return Tool(name=NAME, description=DESCRIPTION, arguments=TaskArgs, run=run,
                 summary=lambda args: f"task: {args.get('description', '')}", read_only=True)
