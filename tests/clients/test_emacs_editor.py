@@ -1,7 +1,9 @@
 """Issue 38 in batch Emacs (shiro.el on eglot, clients/emacs/shiro-editor.el) with a flymake backend
-reporting the diagnostics: a prompt carries the editor context (the region); a scripted edit makes
-the backend report a new error, which the NEXT request to the provider holds (not the error the
-file had); shiro's code actions on it; "Edit with shiro-neko…" shown as a diff and accepted.
+reporting the diagnostics: a prompt carries the editor context (the region), shown in the chat's
+header line, which the [×] drops for the next prompt; a scripted edit makes the backend report a new
+error, which the NEXT request to the provider holds (not the error the file had); M-x
+shiro-fix-at-point sends flymake's problem; shiro's code actions on it; "Edit with shiro-neko…"
+shown as a diff buffer and accepted (C-c C-c), M-x shiro-edit-region's diff rejected (C-c C-k).
 Script: emacs_editor_test.el."""
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     fake.script(
         Reply(calls=[Call("edit_file", {"path": "app.py", "old_text": "x: int = 1", "new_text": 'x: int = "one"'}, "c1")]),
         Reply(text="x is a word now."),
+        Reply(text="Fine."),
+        Reply(text="Make it a number again."),
         Reply(text="```python\nx: int = 1\n```"),
+        Reply(text="```python\ndef greet(who):\n```"),
     )
     out = tmp_path / "result.json"
     env = server_env(tmp_path / "home", fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL)
@@ -42,15 +47,35 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     assert "error" not in r, (r, done.stderr[-3000:])
 
     assert r["before"] == ['"old" is a str, not an int']
-    first, after_edit, inline = fake.main_requests[:3]
+    first, after_edit, dropped, fix, inline, rejected = fake.main_requests[:6]
+    # the context: a message of the turn, before the prompt, never in the instructions
     sent = json.dumps(first.body["input"])
     assert "<editor_context>" in sent and "Selected in app.py lines 6" in sent and "x: int = 1" in sent
+    assert sent.index("<editor_context>") < sent.index("make x a word")
+    assert "editor_context" not in json.dumps(first.body.get("instructions", ""))
+    assert r["header"] is True
+    assert r["chip"].startswith(" Using app.py:6 ") and "[×]" in r["chip"], r["chip"]
+    assert "using app.py:6" in r["transcript"]
+    # the new error, in the edit's result the next request carries
     result = json.dumps(after_edit.body["input"][-1])
     assert "new errors after this edit" in result, result
     assert 'app.py:6:10: error: \\"one\\" is a str, not an int (test-int-check)' in result, result
     assert "old" not in result
+    # dropped: that prompt went without it, the one after it has it again
+    assert r["chipDropped"] == " No editor context with the next prompt"
+    assert "no context this time" in json.dumps(dropped.body["input"])
+    assert "<editor_context>" not in json.dumps(dropped.body["input"][-1])
+    fixed = json.dumps(fix.body["input"][-1])
+    assert "Fix these problems" in fixed and 'line 6: \\"one\\" is a str, not an int' in fixed, fixed
+    assert "(test-int-check)" in fixed
+    # the code actions, the inline edit accepted then one rejected
     assert "Fix with shiro-neko" in r["codeActions"], r["codeActions"]
     assert INSTRUCTION in json.dumps(inline.body["input"])
     assert '-x: int = "one"' in r["diff"] and "+x: int = 1" in r["diff"], r["diff"]
+    assert r["diffKeys"] == ["C-c C-c", "C-c C-k"]
     assert r["resolved"] == {"accept": True, "applied": True}
-    assert r["final"] == APP and r["ok"] is True
+    assert r["final"] == APP
+    assert "rename name to who" in json.dumps(rejected.body["input"])
+    assert "-def greet(name):" in r["rejectDiff"] and "+def greet(who):" in r["rejectDiff"], r["rejectDiff"]
+    assert r["rejected"] == {"accept": None, "applied": None}  # nil, as json-encode writes it
+    assert r["afterReject"] == APP and r["ok"] is True
