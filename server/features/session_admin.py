@@ -57,6 +57,9 @@ class SessionAdminFeature:
     async def _resolve(self, workspace: Workspace, prefix: str) -> tuple[str, str]:
         """(full id, shortest unique prefix) of a full id or unique prefix, as shiro.resume takes it."""
         wanted = prefix.strip().lower()
+        empty = self.registry.get(wanted)
+        if empty is not None and not empty.messages:
+            raise Refused(f"session {wanted[:8]} has no messages yet, so it was never saved")
         live = [s.id for s in self.registry.all() if wanted and s.id.startswith(wanted) and s.messages]
         try:
             # A session of this server not saved yet (its autosave waits) is found all the same.

@@ -60,10 +60,12 @@ def _call_line(call: ToolCallPart, failed: bool) -> str:
 
 def _messages(messages: Sequence[Message], out: list[str]) -> None:
     failed = {r.tool_call_id for m in messages if isinstance(m, ToolMessage) for r in m.content if r.is_error}
+    heading = ""  # the last heading written: one response of several steps reads as one answer
     for message in shown(messages):
         if isinstance(message, UserMessage):
             parts = [p.text if isinstance(p, TextPart) else "*[image]*" for p in message.content]
             out += ["## User", "", "\n".join(parts).strip() or "*(empty)*", ""]
+            heading = "## User"
         elif isinstance(message, AssistantMessage):
             body: list[str] = []
             for part in message.content:
@@ -74,7 +76,8 @@ def _messages(messages: Sequence[Message], out: list[str]) -> None:
             if body:
                 # Consecutive tool lines read as one folded block.
                 text = "\n".join(body).replace("\n\n> ", "\n> ")
-                out += ["## Assistant", "", text.strip(), ""]
+                out += ([] if heading == "## Assistant" else ["## Assistant", ""]) + [text.strip(), ""]
+                heading = "## Assistant"
 
 
 def to_markdown(

@@ -189,7 +189,7 @@ def test_sessions_lists_without_a_server_and_names_a_corrupt_file(tmp_path, work
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
     rows = json.loads(listed.stdout)["sessions"]
     assert [r["title"] for r in rows] == ["third", "second", "first"] and sorted(r["id"] for r in rows) == ids
-    assert set(rows[0]) == {"id", "title", "createdAt", "updatedAt", "messageCount", "cwd"}
+    assert set(rows[0]) == {"id", "title", "createdAt", "updatedAt", "messageCount", "cwd", "shortId"}
     marks = trace.read_text().split("\n")
     assert any(m.endswith(" client-main") for m in marks) and not any(m.endswith(" server-main") for m in marks)
 
@@ -198,7 +198,7 @@ def test_sessions_lists_without_a_server_and_names_a_corrupt_file(tmp_path, work
     listed = run(["sessions"], workspace, env)
     assert listed.returncode == 0, listed.stderr
     assert "corrupt state file" in listed.stderr and str(damaged) in listed.stderr and "Traceback" not in listed.stderr
-    assert rows[0]["id"] not in listed.stdout and rows[1]["id"] in listed.stdout and rows[2]["id"] in listed.stdout
+    assert rows[0]["shortId"] not in listed.stdout and rows[1]["shortId"] in listed.stdout and rows[2]["shortId"] in listed.stdout
     assert list(damaged.parent.glob(f"{damaged.name}.corrupt-*")), "the damaged file was not copied aside"
 
 
@@ -214,7 +214,11 @@ def test_sessions_continue_and_resume_by_prefix(tmp_path, workspace, env, fake):
     assert sorted(r["id"] for r in rows) == session_ids(tmp_path)
     assert all(r["messageCount"] == 2 and r["cwd"] == str(workspace) for r in rows)
     table = run(["sessions"], workspace, env).stdout
-    assert rows[0]["id"] in table and "first question" in table
+    # Each id as its shortest unique prefix, 8 characters at least (UUIDv7 ids of one minute share 8).
+    for row in rows:
+        assert len(row["shortId"]) >= 8 and row["id"].startswith(row["shortId"]) and row["shortId"] in table
+        assert not any(other["id"].startswith(row["shortId"]) for other in rows if other is not row)
+    assert "first question" in table
 
     # -c: a new server process picks the newest session of this directory and sends its history.
     fake.script(Reply(text="continued"))
@@ -382,7 +386,7 @@ def test_interactive_chat_todos_history_sessions_and_exit(tmp_path, workspace, f
     t.expect(r"\[~\] fix the boundary")
     [sid] = session_ids(tmp_path)
     t.type("/sessions")
-    t.expect(re.escape(sid) + r".*why does the pagination test fail\?")
+    t.expect(re.escape(sid[:8]) + r".*why does the pagination test fail\?")  # its short id (one session: 8)
 
     # Up walks back past the slash commands to the prompt; Enter sends it again.
     fake.script(Reply(text="Same answer."))

@@ -13,6 +13,7 @@ import { PlanMode } from './planMode';
 import { ModelSetup } from './modelSetup';
 import { Notifier } from './notify';
 import { isShown, SessionFeeds } from './sessionFeeds';
+import { SessionItem, SessionsView } from './sessionSearch';
 import { SessionStore } from './store';
 import { StatusGauge } from './statusBar';
 import { TodoTree } from './todoTree';
@@ -57,6 +58,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const models = new ModelSetup(context.secrets, client, () => (store.sessionId ? { sessionId: store.sessionId } : {}),
     (text, kind) => store.addNotice(text, kind), (fn) => store.onReset(fn));
   context.subscriptions.push(models);
+  // Sessions (issue 40): the Sessions view, search over their text, rename, delete, export (sessionSearch.ts).
+  const sessions = new SessionsView(client, () => controller.folder?.uri.toString(), () => store.sessionId ?? undefined,
+    (id) => controller.resume({ id }));
+  const offSessions = store.onReset(() => sessions.refreshSoon());
+  context.subscriptions.push(sessions, { dispose: offSessions },
+    client.onEvent.event((ev) => { if (ev.type === 'turn_end') sessions.refreshSoon(); }));
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(ChatView.id, view, { webviewOptions: { retainContextWhenHidden: true } }),
   );
@@ -110,7 +117,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     'shiroNeko.contextInfo': () => (gauge.missing ? client!.install() : controller.explainContext()),
     'shiroNeko.notes': () => controller.showNotes(),
     'shiroNeko.todos': () => controller.showTodos(),
-    'shiroNeko.sessions': () => controller.pickSession(),
+    'shiroNeko.sessions': () => sessions.search(),
+    'shiroNeko.searchSessions': () => sessions.search(),
+    'shiroNeko.refreshSessions': () => sessions.refresh(),
+    'shiroNeko.resumeSession': (item) => (item instanceof SessionItem ? controller.resume({ id: item.session.id }) : undefined),
+    'shiroNeko.renameSession': (item) => sessions.rename(item instanceof SessionItem ? item : undefined),
+    'shiroNeko.exportSession': (item) => sessions.export(item instanceof SessionItem ? item : undefined),
+    'shiroNeko.deleteSession': (item) => sessions.delete(item instanceof SessionItem ? item : undefined),
     'shiroNeko.resumeLatest': () => controller.resume({ latest: true }),
     'shiroNeko.save': () => controller.save(),
     'shiroNeko.memory': () => controller.compactMemory(),

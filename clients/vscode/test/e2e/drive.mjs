@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { modelScenario } from './model_scenario.mjs';
 import { mediaScenario } from './media_scenario.mjs';
 import { editorScenario } from './editor_scenario.mjs';
+import { sessionsScenario } from './sessions_scenario.mjs';
 import { skillsScenario } from './skills_scenario.mjs';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -666,6 +667,7 @@ try {
   else if (config.scenario === 'model') await modelScenario({ page, config, out, step, shot, T, workbench, openPanel, palette, send, theme });
   else if (config.scenario === 'editor') await editorScenario({ page, config, out, step, shot, T, workbench, openPanel, palette, send });
   else if (config.scenario === 'media') await mediaScenario({ page, config, out, step, shot, T, workbench, openPanel, send });
+  else if (config.scenario === 'sessions') await sessionsScenario({ page, config, out, step, shot, T, workbench, openPanel, palette });
   else if (config.scenario === 'skills') await skillsScenario({ page, config, out, step, shot, T, workbench, openPanel });
   else throw new Error(`unknown scenario ${config.scenario}`);
   out.ok = true;
