@@ -49,9 +49,12 @@ def _endpoint_problem(url: str) -> str | None:
     return "not an http(s) URL: give one such as http://127.0.0.1:11434/v1, or leave it empty for OpenAI"
 
 
-def ask(out: TextIO = sys.stdout) -> Credentials | None:
+FIRST_RUN = "shiro-neko needs a model endpoint. Set up model (Enter skips; `shiro setup` asks again later):"
+
+
+def ask(out: TextIO = sys.stdout, intro: str = FIRST_RUN) -> Credentials | None:
     """Asks on the terminal; None when the user gave nothing (or left with Ctrl-D/Ctrl-C)."""
-    print("shiro-neko needs a model endpoint. Set up model (Enter skips; `shiro setup` asks again later):", file=out)
+    print(intro, file=out)
     try:
         url = ""
         for _ in range(TRIES):
@@ -72,8 +75,14 @@ def ask(out: TextIO = sys.stdout) -> Credentials | None:
     if not url and not key:
         return None
     kept = save(url or None, key or None)
-    where = f"the key in {kept.where}, " if key else ""
-    print(f"  kept: {where}the endpoint in {credentials_path()}", file=out, flush=True)
+    path = str(credentials_path())
+    if key and kept.where == path:
+        said = f"kept in {path} (yours alone, 0600): the endpoint and the key"
+    elif key:
+        said = f"kept: the key in {kept.where}, the endpoint in {path}"
+    else:
+        said = f"kept: the endpoint in {path}"
+    print(f"  {said}", file=out, flush=True)
     return kept
 
 
@@ -82,4 +91,4 @@ def run_setup() -> int:
     if not sys.stdin.isatty():
         print("shiro setup: asks on a terminal; run it in one (or set OPENAI_API_KEY / --base-url)", file=sys.stderr)
         return 2
-    return 0 if ask() is not None else 1
+    return 0 if ask(intro="Set up model: the endpoint and the API key (Enter at both changes nothing):") is not None else 1

@@ -178,7 +178,7 @@ def event_lines(event: wire.Event, tools: ToolNames | None = None) -> list[Line]
             lines: list[Line] = [[("red", f"error: {event.error or 'the turn failed'}")]]
             if wire.SET_UP_MODEL in (event.error or ""):  # a missing or refused key: the terminal's way to set one up
                 lines.append([("yellow", f"{wire.SET_UP_MODEL}: "), ("", "leave (Ctrl-D) and run "), ("bold", "shiro setup"),
-                              ("dim", "  (asks for the endpoint and key, keeps the key in the OS keyring)")])
+                              ("dim", " (the endpoint and key)")])
             return lines
         if event.files:
             return [files_changed_line(event.files)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_first_run_asks_keeps_the_key_0600_and_the_next_runs_use_it(tmp_path: Pa
     t.type(fake.base_url)
     t.expect("API key")
     t.type(KEY)
-    t.expect("kept: the key in " + str(kept).replace(".", r"\."))
+    t.expect(re.escape(f"kept in {kept} (yours alone, 0600): the endpoint and the key"))
     t.type("print the environment")
     t.expect("first answer")
     assert [r.headers["authorization"] for r in fake.requests] == [f"Bearer {KEY}"] * 2
