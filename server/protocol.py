@@ -677,9 +677,13 @@ class DiagnosticsParams(msgspec.Struct, omit_defaults=True):
     uris: list[str] | None = None  # None: every file the editor has diagnostics for
 
 
-class FileDiagnostics(msgspec.Struct):
+class FileDiagnostics(msgspec.Struct, omit_defaults=True):
     uri: str
     diagnostics: list[LspDiagnostic]
+    # How many times the editor's language servers have (re)published this file's diagnostics, when
+    # the client counts them: a count that moved since the edit says they have looked at it, even
+    # when nothing changed, so the edit's result need not wait out `diagnosticsWaitMs`.
+    generation: int | None = None
 
 
 class DiagnosticsResult(msgspec.Struct):

@@ -90,7 +90,7 @@ class LspEditor:
             raise EditorUnavailable("the editor does not answer shiro/diagnostics")
         answer = await self._request(wire.DIAGNOSTICS, wire.DiagnosticsParams(uris=uris), wire.DiagnosticsResult)
         # Not filtered by `uris`: an editor may spell a URI its own way (VS Code escapes ':').
-        return [wire.FileDiagnostics(uri=item.uri, diagnostics=item.diagnostics[:MAX_PER_FILE])
+        return [wire.FileDiagnostics(uri=item.uri, diagnostics=item.diagnostics[:MAX_PER_FILE], generation=item.generation)
                 for item in answer.items[:MAX_FILES]]
 
     async def navigate(self, params: wire.NavigateParams) -> wire.NavigateResult:

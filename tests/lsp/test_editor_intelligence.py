@@ -22,7 +22,8 @@ from tests.support.lsp import EDIT_FILE_MODEL, server_env, start_client, stop
 EDITOR_TOOLS = {"diagnostics", "find_definition", "find_references", "workspace_symbols"}
 
 
-async def _client(tmp_path: Path, fake: Any, workspace: Path, editor: dict[str, bool] | None, **experimental: Any) -> Any:
+async def _client(tmp_path: Path, fake: Any, workspace: Path, editor: dict[str, bool] | None, wait_ms: int = 2000,
+                  **experimental: Any) -> Any:
     home = tmp_path / "home"
     shiro: dict[str, Any] = dict(experimental)
     if editor is not None:
@@ -30,7 +31,7 @@ async def _client(tmp_path: Path, fake: Any, workspace: Path, editor: dict[str, 
     h = await start_client({"fake": fake, "home": home, "root": workspace}, "visual-studio-code",
                            server_env(home, fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL),
                            experimental={"shiro": shiro} if shiro else None,
-                           settings={"approvals": "auto"})
+                           settings={"approvals": "auto", "diagnosticsWaitMs": wait_ms})
     h.focus = []  # type: ignore[attr-defined]
 
     @h.client.feature("shiro/focusChat")
@@ -144,6 +145,32 @@ async def test_an_edit_that_introduces_no_error_says_nothing_of_diagnostics(tmp_
         await h.chat("write it")
         output = json.dumps(fake.main_requests[-1].body["input"][-1])
         assert "new errors" not in output and "new.py" in output
+    finally:
+        await stop(h)
+
+
+async def test_a_clean_edit_returns_once_the_editor_republished(tmp_path, fake, workspace):
+    """A client that counts publications (`generation`): an edit that changes no diagnostic returns
+    once the count moved and held, not after the whole diagnosticsWaitMs (20 s here)."""
+    h = await _client(tmp_path, fake, workspace, {"diagnostics": True}, wait_ms=20_000)
+    uri = (workspace / "hello.py").as_uri()
+    asked: list[Any] = []
+    old = {"range": _range(0, 0, 0, 5), "message": "old problem", "severity": 1}
+
+    @h.client.feature("shiro/diagnostics")
+    def on_diagnostics(params: Any) -> Any:
+        asked.append(plain(params))
+        published = 2 if "# tidy" in (workspace / "hello.py").read_text() else 1
+        return {"items": [{"uri": uri, "diagnostics": [old], "generation": published}]}
+
+    try:
+        fake.script(Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "print('hello')",
+                                                    "new_text": "print('hello')  # tidy"}, "call_e1")]),
+                    Reply(text="tidied"))
+        assert (await h.chat("tidy it"))["status"] == "completed"
+        assert "new errors" not in json.dumps(fake.main_requests[-1].body["input"][-1])
+        # the baseline, the poll that saw the count move, the one that saw it hold (not 200 polls)
+        assert len(asked) <= 5, len(asked)
     finally:
         await stop(h)
 

@@ -11,6 +11,19 @@ import type * as P from './protocol';
 const MAX_PER_FILE = 200;
 const MAX_FILES = 500;
 const MAX_LOCATIONS = 200;
+/** Files whose publications are counted at most (a workspace's worth; past it the count restarts). */
+const MAX_COUNTED = 20_000;
+
+/** How many times each file's diagnostics were (re)published: `FileDiagnostics.generation`, so the
+ * server knows the language servers looked at an edit even when they found nothing new. */
+const generations = new Map<string, number>();
+
+export function countDiagnostics(): vscode.Disposable {
+  return vscode.languages.onDidChangeDiagnostics((e) => {
+    if (generations.size > MAX_COUNTED) generations.clear();
+    for (const uri of e.uris) generations.set(uri.toString(), (generations.get(uri.toString()) ?? 0) + 1);
+  });
+}
 
 function range(r: vscode.Range): P.LspRange {
   return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
@@ -33,7 +46,13 @@ export function diagnostics(params: P.DiagnosticsParams): P.DiagnosticsResult {
   for (const [uri, found] of pairs.slice(0, MAX_FILES)) {
     // Asked by URI, answered with the server's spelling, so it matches what it asked for.
     const asked = params.uris?.find((u) => vscode.Uri.parse(u).toString() === uri.toString());
-    if (found.length || asked) items.push({ uri: asked ?? uri.toString(), diagnostics: found.slice(0, MAX_PER_FILE).map(diagnostic) });
+    if (found.length || asked) {
+      items.push({
+        uri: asked ?? uri.toString(),
+        diagnostics: found.slice(0, MAX_PER_FILE).map(diagnostic),
+        generation: generations.get(uri.toString()) ?? 0,
+      });
+    }
   }
   return { items };
 }

@@ -8,6 +8,7 @@ import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
 import { EditorContextFeed } from './editorContext';
+import { countDiagnostics } from './editorRequests';
 import { InlineEdits } from './inlineEdit';
 import { PlanMode } from './planMode';
 import { ModelSetup } from './modelSetup';
@@ -39,6 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   controller.editorContext = editorContext;
   const inlineEdits = new InlineEdits(client, () => (store.sessionId ? { sessionId: store.sessionId } : {}));
   context.subscriptions.push(
+    countDiagnostics(),
     editorContext,
     inlineEdits,
     client.onCodeAction.event(() => void view.reveal(false)),

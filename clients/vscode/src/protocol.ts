@@ -1345,6 +1345,7 @@ export interface DiagnosticsResult {
 export interface FileDiagnostics {
   uri: string;
   diagnostics: LspDiagnostic[];
+  generation?: number | null;
 }
 /**
  * `shiro/navigate` (server -> client, clients declaring experimental.shiro.editor.navigation).

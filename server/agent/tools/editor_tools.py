@@ -128,8 +128,11 @@ def new_errors_report(root: Path, errors: dict[str, list[LspDiagnostic]]) -> str
 async def settled_diagnostics(editor: Editor, uris: list[str], before: list[FileDiagnostics],
                               wait_seconds: float) -> list[FileDiagnostics]:
     """The touched files' diagnostics once the editor has settled: after they changed from
-    `before` and then stayed the same for one more poll, or when `wait_seconds` ran out (an
-    edit that changes no diagnostic waits that long; bench/diagnostics_wait.py)."""
+    `before` (a client's publication count, `generation`, is part of them: when it moved, the
+    language servers looked at the edit even if they found nothing new) and then stayed the same
+    for one more poll, or when `wait_seconds` ran out (an edit that
+    changes no diagnostic, with a client that does not count, waits that long;
+    bench/diagnostics_wait.py)."""
     deadline = time.monotonic() + wait_seconds
     last: list[FileDiagnostics] | None = None
     changed = False

@@ -23,6 +23,9 @@ local NAVIGATE_TIMEOUT_MS = 4000
 M.last = { win = nil, buf = nil }
 -- a code action's context, sent with the next prompt instead of the editor's
 M.pinned = nil
+-- how many times each buffer's diagnostics were set (`generation`: the server then knows the
+-- language servers looked at an edit even when they found nothing new)
+M.generations = {}
 
 local function is_file_buf(buf)
   return api.nvim_buf_is_valid(buf) and vim.bo[buf].buftype == "" and api.nvim_buf_get_name(buf) ~= ""
@@ -37,6 +40,18 @@ function M.track()
       if is_file_buf(buf) then
         M.last = { win = api.nvim_get_current_win(), buf = buf }
       end
+    end,
+  })
+  api.nvim_create_autocmd("DiagnosticChanged", {
+    group = group,
+    callback = function(ev)
+      M.generations[ev.buf] = (M.generations[ev.buf] or 0) + 1
+    end,
+  })
+  api.nvim_create_autocmd("BufWipeout", {
+    group = group,
+    callback = function(ev)
+      M.generations[ev.buf] = nil
     end,
   })
 end
@@ -164,7 +179,7 @@ function M.diagnostics(params)
       end
     end
     if #found > 0 or asked then
-      items[#items + 1] = { uri = entry.uri, diagnostics = found }
+      items[#items + 1] = { uri = entry.uri, diagnostics = found, generation = M.generations[entry.buf] or 0 }
     end
   end
   return { items = items }
