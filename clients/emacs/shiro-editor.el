@@ -182,6 +182,14 @@ chat.  A pinned code-action context is used once; a drop (`shiro-drop-context') 
             (list :uri (shiro--uri buffer-file-name) :range (shiro--range marker marker)))))
     (error nil)))
 
+(defun shiro--xref-backend ()
+  "The buffer's xref backend, or nil when it is etags without a tags table: etags would ask
+for one in the minibuffer in the middle of the server's request."
+  (let ((backend (xref-find-backend)))
+    (unless (and (eq backend 'etags)
+                 (not (or (bound-and-true-p tags-file-name) (bound-and-true-p tags-table-list))))
+      backend)))
+
 (defun shiro--hover ()
   "The hover text at point from the buffer's eglot server, or \"\" (no language server)."
   (or (ignore-errors
@@ -197,8 +205,8 @@ chat.  A pinned code-action context is used once; a drop (`shiro-drop-context') 
       (goto-char (eglot--lsp-position-to-point position))
       (if (equal kind "hover")
           (list :hover (shiro--hover))
-        (let* ((backend (xref-find-backend))
-               (id (xref-backend-identifier-at-point backend))
+        (let* ((backend (shiro--xref-backend))
+               (id (and backend (xref-backend-identifier-at-point backend)))
                (items (and id (if (equal kind "definition")
                                   (xref-backend-definitions backend id)
                                 (xref-backend-references backend id)))))
@@ -207,7 +215,8 @@ chat.  A pinned code-action context is used once; a drop (`shiro-drop-context') 
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql shiro/navigate)) &key kind uri position query)
   (if (equal kind "symbols")
       (let* ((buffer (or (car (shiro--file-buffers)) (current-buffer)))
-             (items (with-current-buffer buffer (xref-backend-apropos (xref-find-backend) (or query "")))))
+             (items (with-current-buffer buffer
+                      (when-let ((backend (shiro--xref-backend))) (xref-backend-apropos backend (or query ""))))))
         (list :symbols (vconcat (delq nil (mapcar (lambda (item)
                                                     (when-let ((location (shiro--xref-location item)))
                                                       (list :name (xref-item-summary item) :kind 12 :location location)))

@@ -34,11 +34,16 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
         Reply(text="Make it a number again."),
         Reply(text="```python\nx: int = 1\n```"),
         Reply(text="```python\ndef greet(who):\n```"),
+        Reply(calls=[Call("find_definition", {"path": "app.py", "line": 1, "symbol": "greet"}, "n1")]),
+        Reply(text="In app.py, line 1."),
     )
+    # A tags table outside the workspace for xref's etags backend (etags comes with Emacs).
+    subprocess.run(["etags", "-o", str(tmp_path / "TAGS"), str(workspace / "app.py")], check=True, timeout=60)
     out = tmp_path / "result.json"
     env = server_env(tmp_path / "home", fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL)
     env.update(SHIRO_EMACS_OUT=str(out), SHIRO_EMACS_PLUGIN=str(PLUGIN), SHIRO_EMACS_WORKSPACE=str(workspace),
                SHIRO_EMACS_SERVER=json.dumps([sys.executable, "-m", "shiro_neko"]), SHIRO_EMACS_INSTRUCTION=INSTRUCTION,
+               SHIRO_EMACS_TAGS=str(tmp_path / "TAGS"),
                HOME=str(tmp_path / "emacs-home"))
     done = subprocess.run([emacs, "--batch", "-l", str(SCRIPT)], cwd=workspace, env=env, capture_output=True, text=True,
                           timeout=300, stdin=subprocess.DEVNULL)
@@ -79,3 +84,8 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     assert "-def greet(name):" in r["rejectDiff"] and "+def greet(who):" in r["rejectDiff"], r["rejectDiff"]
     assert r["rejected"] == {"accept": None, "applied": None}  # nil, as json-encode writes it
     assert r["afterReject"] == APP and r["ok"] is True
+    # navigation: the find_definition tool is offered and xref answered it
+    navigate = fake.main_requests[7]
+    assert "find_definition" in json.dumps(navigate.body["tools"])
+    found = json.dumps(navigate.body["input"][-1])
+    assert "app.py:1:" in found and "def greet(name):" in found, found
