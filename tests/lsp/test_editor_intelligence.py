@@ -169,8 +169,8 @@ async def test_a_clean_edit_returns_once_the_editor_republished(tmp_path, fake, 
                     Reply(text="tidied"))
         assert (await h.chat("tidy it"))["status"] == "completed"
         assert "new errors" not in json.dumps(fake.main_requests[-1].body["input"][-1])
-        # the baseline, the poll that saw the count move, the one that saw it hold (not 200 polls)
-        assert len(asked) <= 5, len(asked)
+        # the baseline, the poll that saw the count move, three that saw it hold (not 200 polls)
+        assert len(asked) <= 8, len(asked)
     finally:
         await stop(h)
 

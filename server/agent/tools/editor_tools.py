@@ -39,6 +39,9 @@ LOCATIONS_SHOWN = 50
 MESSAGE_CHARS = 300
 LINE_TEXT_CHARS = 160
 POLL_SECONDS = 0.1  # how often the touched files' diagnostics are asked while the editor settles
+# Answers in a row that must agree after a change before the editor counts as settled: a language
+# server may publish in phases (TypeScript: syntax first, then the semantic errors).
+QUIET_POLLS = 3
 ERROR, WARNING = 1, 2
 _SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
@@ -130,12 +133,13 @@ async def settled_diagnostics(editor: Editor, uris: list[str], before: list[File
     """The touched files' diagnostics once the editor has settled: after they changed from
     `before` (a client's publication count, `generation`, is part of them: when it moved, the
     language servers looked at the edit even if they found nothing new) and then stayed the same
-    for one more poll, or when `wait_seconds` ran out (an edit that
+    for QUIET_POLLS more polls, or when `wait_seconds` ran out (an edit that
     changes no diagnostic, with a client that does not count, waits that long;
     bench/diagnostics_wait.py)."""
     deadline = time.monotonic() + wait_seconds
     last: list[FileDiagnostics] | None = None
     changed = False
+    quiet = 0
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -145,7 +149,8 @@ async def settled_diagnostics(editor: Editor, uris: list[str], before: list[File
             now = await asyncio.wait_for(editor.diagnostics(uris), timeout=max(deadline - time.monotonic(), 0.05))
         except (EditorUnavailable, asyncio.TimeoutError):
             return last if last is not None else before
-        if changed and now == last:
+        quiet = quiet + 1 if changed and now == last else 0
+        if quiet >= QUIET_POLLS:
             return now
         changed = changed or now != before
         last = now
