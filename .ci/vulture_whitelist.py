@@ -34,6 +34,3 @@ is_safe  # server/model/visible_text.py: what visible() guarantees (tests/unit/t
 
 # A wire field only the clients read (the contract's `shiro.setCredentials` answer).
 _.ok  # server/protocol.py SetCredentialsResult.ok (tests/lsp/test_models.py reads it)
-
-# A wire field the server sets and only clients read (from the JSON): SessionSummary.shortId.
-_.short_id  # server/protocol.py, set in server/state/session_store.py

@@ -587,7 +587,7 @@ from Lisp only report it (`shiro.effort').  The result plist."
   "Pick a saved session of this project and resume it (/sessions)."
   (interactive
    (let* ((rows (shiro--session-rows))
-          (choices (mapcar (lambda (r) (cons (format "%s  %s" (substring (plist-get r :id) 0 8)
+          (choices (mapcar (lambda (r) (cons (format "%s  %s" (or (plist-get r :shortId) (substring (plist-get r :id) 0 8))
                                                      (plist-get r :title))
                                              (plist-get r :id)))
                            rows)))
@@ -618,4 +618,6 @@ from Lisp only report it (`shiro.effort').  The result plist."
 (require 'shiro-plan (expand-file-name "shiro-plan" (file-name-directory (or load-file-name buffer-file-name))))
 ;; The editor context with each prompt, shiro/diagnostics, shiro/navigate, the inline edit (issue 38).
 (require 'shiro-editor (expand-file-name "shiro-editor" (file-name-directory (or load-file-name buffer-file-name))))
+;; Saved sessions: search, rename, export, delete (issue 40).
+(require 'shiro-sessions (expand-file-name "shiro-sessions" (file-name-directory (or load-file-name buffer-file-name))))
 ;;; shiro.el ends here

@@ -58,7 +58,7 @@ async def _sessions(service: "ShiroService", session: "AgentSession", _: str) ->
     rows = (await service.persistence.list_saved(service.workspace_of(session), 15)).sessions
     if not rows:
         return "No saved sessions in this directory yet."
-    return "\n".join(f"- `{r.id[:8]}` {r.title or '(untitled)'} ({r.message_count} messages, {r.updated_at})" for r in rows)
+    return "\n".join(f"- `{r.short_id or r.id[:8]}` {r.title or '(untitled)'} ({r.message_count} messages, {r.updated_at})" for r in rows)
 
 
 async def _save(service: "ShiroService", session: "AgentSession", _: str) -> str:

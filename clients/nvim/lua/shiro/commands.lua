@@ -13,7 +13,10 @@ local commands = {
   { "ShiroCompact", function(o) shiro().compact(o.args) end, { nargs = "*", desc = "shiro: compact the session [focus]" } },
   { "ShiroNotes", function() shiro().notes() end, { desc = "shiro: list the project notes (memory)" } },
   { "ShiroTodos", function() shiro().todos() end, { desc = "shiro: toggle the task list" } },
-  { "ShiroSessions", function() shiro().sessions() end, { desc = "shiro: pick a saved session to resume" } },
+  { "ShiroSessions", function(o) require("shiro.sessions").list(o.args) end, { nargs = "*", desc = "shiro: pick a saved session to resume [words its text holds]" } },
+  { "ShiroRenameSession", function(o) require("shiro.sessions").rename(o.args) end, { nargs = "*", desc = "shiro: rename this session [title]" } },
+  { "ShiroExport", function() require("shiro.sessions").export() end, { desc = "shiro: this session as Markdown in a new buffer" } },
+  { "ShiroDeleteSession", function(o) require("shiro.sessions").delete(o.args) end, { nargs = "?", desc = "shiro: delete a saved session [id or prefix] (asks first)" } },
   { "ShiroResume", function(o) shiro().resume(o.args) end, { nargs = "?", desc = "shiro: resume a session by id prefix (latest when empty)" } },
   { "ShiroRewind", function() shiro().rewind() end, { desc = "shiro: take files (and the conversation) back to before a turn" } },
   { "ShiroStatus", function() shiro().show_status() end, { desc = "shiro: show context use, tokens and cost" } },
@@ -34,6 +37,7 @@ local subcommands = {
   todos = "ShiroTodos", sessions = "ShiroSessions", resume = "ShiroResume", rewind = "ShiroRewind",
   status = "ShiroStatus", diff = "ShiroDiff", undo = "ShiroUndo", effort = "ShiroEffort", permissions = "ShiroPermissions",
   plan = "ShiroPlan", act = "ShiroAct", start = "ShiroStart", model = "ShiroModel", image = "ShiroAttachImage",
+  rename = "ShiroRenameSession", export = "ShiroExport", delete = "ShiroDeleteSession",
 }
 
 --- The paths the last turn with changes touched (completion for :ShiroDiff and :ShiroUndo).

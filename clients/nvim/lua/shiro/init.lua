@@ -614,31 +614,6 @@ function M.resume(prefix)
   end)
 end
 
-function M.sessions()
-  M.execute(wire.commands.sessions, {}, function(err, result)
-    if err or not result then
-      return
-    end
-    local sessions = result.sessions or {}
-    if #sessions == 0 then
-      notify("no saved sessions in this workspace")
-      return
-    end
-    vim.ui.select(sessions, {
-      prompt = "Resume a shiro session",
-      kind = "shiro_sessions",
-      format_item = function(s)
-        return string.format("%s  %s  (%s messages, %s)", tostring(s.id):sub(1, 8), tostring(s.title or ""),
-          tostring(s.messageCount), tostring(s.updatedAt or ""))
-      end,
-    }, function(choice)
-      if choice then
-        M.resume(choice.id)
-      end
-    end)
-  end)
-end
-
 local CHANGE_MARK = { added = "+", deleted = "-", modified = "~" }
 
 --- `:ShiroRewind`: pick a checkpoint, then files and conversation or files only.

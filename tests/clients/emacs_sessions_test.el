@@ -1,0 +1,57 @@
+;;; emacs_sessions_test.el --- saved sessions in clients/emacs, batch Emacs  -*- lexical-binding: t; -*-
+;; Run by tests/clients/test_emacs_sessions.py (the fake provider scripted there); writes JSON to
+;; $SHIRO_EMACS_OUT.
+
+(require 'json)
+(require 'cl-lib)
+(setq load-prefer-newer t)
+(load (expand-file-name "shiro.el" (getenv "SHIRO_EMACS_PLUGIN")) nil t)
+
+(defvar test-result nil)
+(defvar test-ended nil)
+(defvar test-offered nil "What completing-read offered, newest first.")
+(add-hook 'shiro-turn-end-functions (lambda (event) (push event test-ended)) 90)
+(defun test-put (key value) (setq test-result (plist-put test-result key value)))
+(defun test-wait (pred what)
+  (let ((deadline (+ (float-time) 90)))
+    (while (and (not (funcall pred)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (unless (funcall pred) (error "timed out waiting for %s" what))))
+(defun test-ended-count (n) (test-wait (lambda () (>= (length test-ended) n)) (format "turn %d" n)))
+
+(defun test-pick (want)
+  "A `completing-read' that records its choices and picks the one holding WANT."
+  (lambda (_prompt choices &rest _)
+    (let ((labels (mapcar (lambda (c) (if (consp c) (car c) c)) choices)))
+      (push labels test-offered)
+      (or (cl-find-if (lambda (l) (string-search want l)) labels) (error "no choice holds %s" want)))))
+
+(condition-case err
+    (let* ((workspace (file-name-as-directory (getenv "SHIRO_EMACS_WORKSPACE")))
+           (default-directory workspace))
+      (setq shiro-server-command (append (json-read-from-string (getenv "SHIRO_EMACS_SERVER")) nil))
+      (setq shiro-settings '(:approvals "ask"))
+      (find-file (expand-file-name "hello.py" workspace))
+      (shiro-chat)
+      (shiro-send "why is the invoice total off by a cent?")
+      (test-ended-count 1)
+      (test-put :first (plist-get (shiro--command "shiro.status") :sessionId))
+      (shiro-new-session)
+      (shiro-send "speed up the build")
+      (test-ended-count 2)
+      (cl-letf (((symbol-function 'completing-read) (test-pick "narwhal")))
+        (shiro-search-sessions "narwhal"))
+      (test-put :searchOffered (car test-offered))
+      (test-put :current (plist-get (shiro--command "shiro.status") :sessionId))
+      (shiro-rename-session "Invoice rounding")
+      (test-put :exported (with-current-buffer (shiro-export-session) (buffer-string)))
+      (cl-letf (((symbol-function 'completing-read) (test-pick "speed up the build"))
+                ((symbol-function 'yes-or-no-p) (lambda (_) t)))
+        (call-interactively #'shiro-delete-session))
+      (test-put :files (mapcar #'file-name-base (directory-files (expand-file-name "sessions" (getenv "SHIRO_NEKO_HOME")) nil "\\.json\\'")))
+      (shiro-stop))
+  (error (test-put :error (error-message-string err))))
+
+(with-temp-file (getenv "SHIRO_EMACS_OUT")
+  (insert (json-encode test-result)))
+(kill-emacs 0)
