@@ -27,6 +27,14 @@ export interface RuleItem {
   rule?: P.PermissionRule;
 }
 
+/** Where a rule is kept, in the words of the "Always allow" choices. */
+export const WHERE: Record<P.PermissionRule['scope'], string> = {
+  session: 'this session',
+  workspace: 'this folder',
+  user: 'you, everywhere',
+  project: "the project's file",
+};
+
 /** The rules as list items: the rule, its list and where it is kept. */
 export function ruleItems(result: P.PermissionsResult): RuleItem[] {
   if (!result.rules.length) return [{ label: 'No permission rules', description: '"Always allow" on an approval adds one' }];
@@ -34,7 +42,7 @@ export function ruleItems(result: P.PermissionsResult): RuleItem[] {
   return result.rules.map((rule) => ({
     rule,
     label: `${icon[rule.decision]} ${rule.rule}`,
-    description: `${rule.decision} · ${rule.scope}`,
+    description: `${rule.decision} · ${WHERE[rule.scope] ?? rule.scope}`,
     detail: rule.scope === 'project' ? 'from .shiro-neko/settings.json: edit that file to remove it' : 'pick to remove',
   }));
 }

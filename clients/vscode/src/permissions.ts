@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { AgentClient } from './agentClient';
 import type * as P from './protocol';
-import { ruleItems, scopeItems, type RuleScope } from './permissionItems';
+import { ruleItems, scopeItems, WHERE, type RuleScope } from './permissionItems';
 
 export type { RuleScope } from './permissionItems';
 
@@ -29,7 +29,7 @@ export async function showPermissions(client: Pick<AgentClient, 'execute'>, targ
   });
   const rule = picked?.rule;
   if (!rule) return;
-  const yes = await vscode.window.showWarningMessage(`Remove the ${rule.decision} rule ${rule.rule} (${rule.scope})?`, { modal: true }, 'Remove');
+  const yes = await vscode.window.showWarningMessage(`Remove the ${rule.decision} rule ${rule.rule} (${WHERE[rule.scope] ?? rule.scope})?`, { modal: true }, 'Remove');
   if (yes !== 'Remove') return;
   const { removed } = await client.execute('shiro.removePermission', { ...target, rule: rule.rule, scope: rule.scope, decision: rule.decision });
   void vscode.window.showInformationMessage(removed ? `Removed ${rule.rule}` : `${rule.rule} was not there any more`);

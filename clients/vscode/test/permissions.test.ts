@@ -17,7 +17,7 @@ test('the rules list names each rule, its list and where it is kept; a project r
     ],
   });
   assert.equal(items[0].label, '$(check) Bash(npm test:*)');
-  assert.equal(items[0].description, 'allow · workspace');
+  assert.equal(items[0].description, 'allow · this folder');
   assert.equal(items[0].rule?.rule, 'Bash(npm test:*)');
   assert.match(items[1].detail ?? '', /\.shiro-neko\/settings\.json/);
   const empty = ruleItems({ rules: [] });
