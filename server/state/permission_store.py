@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from .atomic import SMALL_MAX_BYTES, CorruptFile, file_lock, read_json_or_corrupt, read_state_file, write_atomic
+from ..project_settings import read_project_file
+from .atomic import SMALL_MAX_BYTES, CorruptFile, file_lock, read_json_or_corrupt, write_atomic
 
 Kind = Literal["allow", "ask", "deny"]
 KINDS: tuple[Kind, ...] = ("allow", "ask", "deny")
@@ -152,8 +153,9 @@ class UserRuleFile:
         return lists
 
     def _load(self) -> dict[str, Any]:
-        read = read_state_file(self.path, SMALL_MAX_BYTES)
-        text = read[0].decode("utf-8") if read is not None else ""
+        # The user's own file, not a state file: a symlink (dotfiles) is followed, never set aside.
+        data = read_project_file(self.path)
+        text = data.decode("utf-8") if data is not None else ""
         data: Any = json.loads(text) if text.strip() else {}
         if not isinstance(data, dict):
             raise ValueError(f"{self.path} holds no settings object; fix or remove it, then try again")
@@ -176,10 +178,10 @@ class UserRuleFile:
                     raise ValueError(f"{self.path}: permissions.{kind} is not a list of rules; fix it, then try again")
             if not change(section):
                 return False
-            mode = _stamp_mode(self.path)
+            target = self.path.resolve()  # a symlinked settings file stays a link: its target is written
             # The user's file, not a state file: its mode kept, its folder made as `mkdir -p` would.
-            write_atomic(self.path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(),
-                         mode=mode, private=False)
+            write_atomic(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(),
+                         mode=_stamp_mode(target), private=False)
             self._cache = None
             return True
 

@@ -58,3 +58,20 @@ def test_a_changed_file_is_read_again_and_a_broken_one_is_left_alone(tmp_path: P
     assert path.read_text() == "{broken"
     path.write_text("{}")
     assert user.remove(("allow",), "Bash(ls:*)") is False
+
+
+def test_a_symlinked_settings_file_stays_a_link_and_its_target_gets_the_rule(tmp_path: Path) -> None:
+    # Dotfiles: ~/.config/shiro-neko/settings.json is often a link into a repository of them.
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "shiro.json"
+    target.write_text(json.dumps({"model": "m"}))
+    link = tmp_path / "config" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    user = UserRuleFile(link)
+    assert user.rules().allow == []
+    user.add("allow", ["Bash(npm test:*)"])
+    assert link.is_symlink() and link.resolve() == target
+    assert json.loads(target.read_text()) == {"model": "m", "permissions": {"allow": ["Bash(npm test:*)"]}}
+    assert user.rules().allow == ["Bash(npm test:*)"]
