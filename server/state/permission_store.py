@@ -154,8 +154,8 @@ class UserRuleFile:
 
     def _load(self) -> dict[str, Any]:
         # The user's own file, not a state file: a symlink (dotfiles) is followed, never set aside.
-        data = read_project_file(self.path)
-        text = data.decode("utf-8") if data is not None else ""
+        raw = read_project_file(self.path)
+        text = raw.decode("utf-8") if raw is not None else ""
         data: Any = json.loads(text) if text.strip() else {}
         if not isinstance(data, dict):
             raise ValueError(f"{self.path} holds no settings object; fix or remove it, then try again")
