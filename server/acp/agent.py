@@ -67,6 +67,7 @@ class ShiroAcpAgent:
         self.sink.service = service
         self._preloaded = False
         self._live: dict[str, str] = {}  # the editor's session id -> ours (a fork on load differs)
+        self._advertised: dict[str, tuple[str, ...]] = {}  # the slash commands each session was last sent
 
     def on_connect(self, conn: Any) -> None:
         self.bridge.editor.client = conn
@@ -136,7 +137,7 @@ class ShiroAcpAgent:
         session = self.service.new_session(workspace, private=private)
         self.service.pinned.add(session.id)  # the editor holds it by id: never released from memory
         self.service.opened(session)
-        self.sink.send(session.id, slash.available_commands(await self.service.skills.commands(session.root)))
+        await self._advertise(session, force=True)
         await self.sink.drain()
         return schema.NewSessionResponse(session_id=session.id, modes=self._modes(session))
 
@@ -162,7 +163,7 @@ class ShiroAcpAgent:
         tools = self.service.tools_by_name(session)
         for update in updates.replay(session.root, session.messages, tools):
             self.sink.send(session.id, update)
-        self.sink.send(session.id, slash.available_commands(await self.service.skills.commands(session.root)))
+        await self._advertise(session, force=True)
         await self.sink.drain()  # the whole history before the answer, as ACP asks
         return schema.LoadSessionResponse(modes=self._modes(session))
 
@@ -227,6 +228,15 @@ class ShiroAcpAgent:
                 raise _invalid(f"unsupported prompt content {kind!r}: shiro-neko takes text, images, resource links and text resources")
         return "".join(texts), links, embedded, images
 
+    async def _advertise(self, session: AgentSession, force: bool = False) -> None:
+        """`available_commands_update`: the built-in slash commands and the skills and custom commands
+        (features/skills.py), sent when a session opens and again when that list changed."""
+        update = slash.available_commands(await self.service.skills.commands(session.root))
+        names = tuple(c.name for c in update.available_commands)
+        if force or self._advertised.get(session.id) != names:
+            self._advertised[session.id] = names
+            self.sink.send(session.id, update)
+
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> schema.PromptResponse:
         session = self._session(session_id)
         text, links, embedded, images = self._prompt_parts(session, prompt)
@@ -242,6 +252,7 @@ class ShiroAcpAgent:
             raise _invalid(str(exc)) from None
         # Shielded: a connection that closes mid-turn cancels this handler, not the turn (it is saved).
         outcome = await asyncio.shield(item.done)
+        await self._advertise(session)  # a trust answer or a new skill since: the editor's menu follows
         await self.sink.drain()  # every update of the turn before its answer
         return schema.PromptResponse(stop_reason=stop_reason(outcome), field_meta={"shiro": {"turnId": item.turn_id}})
 
