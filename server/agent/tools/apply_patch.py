@@ -12,13 +12,24 @@ it (agent/model_family.py "codex"; the swap is in service.py `tools_for`).
 
 All or none: every file's new text is computed and checked first; nothing is written while any
 part is refused. Each chunk's old lines are found through edit_file's matcher
-(tools/edit_match.py), so the same stages and the same "exactly one place" rule hold. Paths pass
+(tools/edit_match.py), so the same stages and the same "exactly one place" rule hold.
+
+A chunk's `@@ <line>` (several stacked: nested) is an anchor, as git's hunk header names the
+function a hunk is in: the chunk must then match exactly once among the places that start in the
+anchor line's scope (the lines after it up to the next line as little indented that starts a
+declaration, that line included: git's section heading is the last such line before a hunk).
+Text repeated elsewhere in the file is then no ambiguity. Nothing matching in scope, the chunk
+is looked for in the whole file as edit_file would (the anchor only narrows). A git-style
+`@@ -12,7 +12,8 @@ def f` header is read the same way. Context and removed lines that carry
+read_file's `<number><TAB>` prefixes (all of them, numbered consecutively) lose them, the
+context lines on both sides of the change, so no number is ever written into the file. Paths pass
 the same workspace guard as the file tools; git metadata (`.git`) is refused outright.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,7 +41,7 @@ from .. import workspace_fs
 from . import seen_files
 from .arguments import check_arguments
 from .base import Tool, ToolError, ToolHost, ToolResult
-from .edit_match import plan_edit
+from .edit_match import Ambiguous, NotFound, anchor_key, plan_edit, strip_line_numbers, width
 from .files import editor_or_disk_text
 from .workspace_paths import resolve_workspace_path, workspace_relative
 
@@ -39,12 +50,39 @@ _ADD, _DELETE, _UPDATE, _MOVE = "*** Add File: ", "*** Delete File: ", "*** Upda
 _EOF = "*** End of File"
 # A patch bigger than this is not an edit a model should send in one call.
 MAX_PATCH_CHARS = 2_000_000
+# An anchor matching more lines than this names no place (and scoping each would be quadratic).
+MAX_ANCHOR_LINES = 100
+_GIT_RANGE = re.compile(r"^\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@")
+# Where an anchor's scope ends: a line starting a declaration (git's default section heading).
+_DECLARATION = re.compile(r"[A-Za-z_$]")
 
 
 @dataclass
 class _Chunk:
-    old: list[str] = field(default_factory=list)
-    new: list[str] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)
+    rows: list[tuple[str, str]] = field(default_factory=list)  # (' ', '-' or '+', the line)
+
+    @property
+    def old(self) -> list[str]:
+        return [text for mark, text in self.rows if mark != "+"]
+
+    @property
+    def new(self) -> list[str]:
+        return [text for mark, text in self.rows if mark != "-"]
+
+    def unnumbered(self) -> _Chunk:
+        """The chunk without read_file's prefixes on its context and removed lines (and on its
+        added lines only when every one carries one)."""
+        added = [text for mark, text in self.rows if mark == "+"]
+        plus = strip_line_numbers("\n".join(added)) is not None if added else False
+        rows = [(mark, text if mark == "+" and not plus else strip_line_numbers(text) or "")
+                for mark, text in self.rows]
+        return _Chunk(self.anchors, rows)
+
+
+def _anchor(row: str) -> str:
+    """The line an '@@' row names ('' for none), a git-style range taken off."""
+    return _GIT_RANGE.sub("", row[2:], count=1).strip()
 
 
 @dataclass
@@ -88,25 +126,28 @@ def parse_patch(text: str) -> list[_Op]:
             chunk: _Chunk | None = None
             while i < len(body) and (not body[i].startswith("*** ") or body[i].strip() == _EOF):
                 row = body[i]
-                if row.startswith("@@") or chunk is None:
+                if row.startswith("@@"):
+                    anchor = _anchor(row)
+                    if chunk is None or chunk.rows:
+                        chunk = _Chunk()
+                        op.chunks.append(chunk)
+                    if anchor:  # '@@ class A' then '@@ def f': nested, one chunk
+                        chunk.anchors.append(anchor)
+                    i += 1
+                    continue
+                if chunk is None:
                     chunk = _Chunk()
                     op.chunks.append(chunk)
-                    if row.startswith("@@"):
-                        i += 1
-                        continue
                 if row.strip() == _EOF:
                     pass
-                elif row.startswith("+"):
-                    chunk.new.append(row[1:])
-                elif row.startswith("-"):
-                    chunk.old.append(row[1:])
-                elif row.startswith(" ") or row == "":
-                    chunk.old.append(row[1:])
-                    chunk.new.append(row[1:])
+                elif row[:1] in ("+", "-", " "):
+                    chunk.rows.append((row[:1], row[1:]))
+                elif row == "":
+                    chunk.rows.append((" ", ""))
                 else:
                     raise ToolError(f"line {i + 2}: a changed file's line starts with ' ', '-' or '+': {row[:80]!r}")
                 i += 1
-            op.chunks = [c for c in op.chunks if c.old or c.new]
+            op.chunks = [c for c in op.chunks if c.rows]
             if not op.chunks and op.move_to is None:
                 raise ToolError(f"'*** Update File: {op.path}' has no changes")
             ops.append(op)
@@ -129,6 +170,38 @@ def _guard(host: ToolHost, raw: str) -> tuple[Path, str]:
     if ".git" in Path(shown).parts:
         raise ToolError(f"'{shown}' is git metadata; apply_patch never writes inside .git")
     return path, shown
+
+
+def _block(lines: list[str], at: int) -> range:
+    """The anchor line's scope: the lines after it up to the next line indented no deeper that
+    starts a declaration, that line included."""
+    depth = width(lines[at])
+    end = at + 1
+    while end < len(lines):
+        line = lines[end]
+        end += 1
+        if line.strip() and width(line) <= depth and _DECLARATION.match(line.lstrip()):
+            break
+    return range(at + 1, end)
+
+
+def anchor_scope(lines: list[str], anchors: list[str], shown: str) -> frozenset[int] | None:
+    """The 0-based lines a chunk may start on after its anchors (None: no anchor or none found).
+    An anchor matches a line equal to it (spaces around and typographic quotes aside), else the
+    lines that start with it (a function named without its arguments)."""
+    region: frozenset[int] | None = None
+    for anchor in anchors:
+        want = anchor_key(anchor)
+        candidates = sorted(region) if region is not None else range(len(lines))
+        keys = {i: anchor_key(lines[i]) for i in candidates}
+        hits = [i for i, k in keys.items() if k == want] or [i for i, k in keys.items() if k.startswith(want)]
+        if not hits:
+            return None
+        if len(hits) > MAX_ANCHOR_LINES:
+            raise ToolError(f"'@@ {anchor}' matches {len(hits)} lines of '{shown}'; "
+                            "anchor on a line that occurs once, such as the function's header")
+        region = frozenset(j for i in hits for j in _block(lines, i))
+    return region
 
 
 @dataclass
@@ -169,11 +242,24 @@ async def plan_patch(host: ToolHost, text: str) -> _Planned:
             planned.lines.append(f"D {shown}")
             continue
         for index, chunk in enumerate(op.chunks):
-            old, new = "\n".join(chunk.old), "\n".join(chunk.new)
             if not chunk.old:
                 raise ToolError(f"'{shown}', chunk {index + 1}: it has no context or removed lines to find it by")
+            if strip_line_numbers("\n".join(chunk.old)) is not None and "\n".join(chunk.old) not in current:
+                chunk = chunk.unnumbered()
+            old, new = "\n".join(chunk.old) + "\n", "\n".join(chunk.new) + "\n" if chunk.new else ""
             try:
-                current = plan_edit(current, old + "\n", new + "\n" if chunk.new else "", shown=shown).text
+                scope = anchor_scope(current.split("\n"), chunk.anchors, shown)
+                try:
+                    current = plan_edit(current, old, new, shown=shown, starts=scope).text
+                except NotFound:
+                    if scope is None:
+                        raise
+                    current = plan_edit(current, old, new, shown=shown).text
+            except Ambiguous as exc:
+                # replace_all is edit_file's; a patch says which place by its '@@' line.
+                raise ToolError(f"'{shown}', chunk {index + 1}: {exc.where}; include more "
+                                "context lines, or start the chunk with '@@ <the header line of the function "
+                                "or class it is in>'") from None
             except ToolError as exc:
                 raise ToolError(f"'{shown}', chunk {index + 1}: {exc}") from None
         if op.move_to:

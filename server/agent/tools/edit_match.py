@@ -14,6 +14,9 @@ refuses at once instead of trying a looser one:
 A failure says where: the line numbers of every occurrence when ambiguous, the closest lines of
 the file when nothing matched. bench/edit_replay.py replays real hunks through this to check that
 no stage ever makes a wrong edit silently.
+
+apply_patch's `@@ <line>` anchor narrows every stage to the places that start in the anchor's
+scope (`starts`): exactly one of them must match there, whatever the rest of the file holds.
 """
 
 from __future__ import annotations
@@ -81,6 +84,17 @@ def _indent(line: str) -> str:
 
 def _width(indent: str) -> int:
     return sum(4 if c == "\t" else 1 for c in indent)
+
+
+def width(line: str) -> int:
+    """How deep a line is indented (a TAB counts 4)."""
+    return _width(_indent(line))
+
+
+def anchor_key(line: str) -> str:
+    """A line as apply_patch compares an '@@' anchor with it: without the spaces around it,
+    typographic quotes and dashes read as ASCII."""
+    return line.strip().translate(_TYPOGRAPHIC)
 
 
 def _file_unit(lines: list[str]) -> str:
@@ -176,7 +190,21 @@ def _consistent(old: list[str], found: list[str]) -> bool:
     return all(_width(a[1]) < _width(b[1]) for a, b in zip(ordered, ordered[1:]))
 
 
-def _line_places(file_lines: list[str], old: list[str], key: "_Key", indent_free: bool) -> list[int]:
+class NotFound(ToolError):
+    """No stage found the old text at all (as opposed to finding it several times)."""
+
+
+class Ambiguous(ToolError):
+    """A stage found the old text at several places (`where`: which), with edit_file's advice."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"{where}; include more surrounding lines to make it unique, "
+                         "or pass replace_all: true to change every one")
+        self.where = where
+
+
+def _line_places(file_lines: list[str], old: list[str], key: "_Key", indent_free: bool,
+                 starts: frozenset[int] | None = None) -> list[int]:
     if not old:
         return []
     wanted = [key(line) for line in old]
@@ -184,6 +212,8 @@ def _line_places(file_lines: list[str], old: list[str], key: "_Key", indent_free
     first = wanted[0]
     places = []
     for i in range(len(keys) - len(old) + 1):
+        if starts is not None and i not in starts:
+            continue
         if keys[i] == first and keys[i : i + len(old)] == wanted:
             if indent_free and not _consistent(old, file_lines[i : i + len(old)]):
                 continue
@@ -202,23 +232,24 @@ class _Key:
         return line.translate(_TYPOGRAPHIC) if self.typographic else line
 
 
-def _exact_places(text: str, needle: str) -> list[int]:
+def _exact_places(text: str, needle: str, starts: frozenset[int] | None = None) -> list[int]:
     # Overlapping matches count too: replacing "aa" in "aaa" is ambiguous even though str.count says 1.
     found, at = [], text.find(needle)
     while at >= 0:
-        found.append(at)
+        # Within an anchor's scope the text is whole lines that start on one of the allowed lines.
+        if starts is None or ((at == 0 or text[at - 1] == "\n") and text.count("\n", 0, at) in starts):
+            found.append(at)
         at = text.find(needle, at + 1)
     return found
 
 
-def _ambiguous(shown: str, numbers: list[int], how: str) -> ToolError:
+def _ambiguous(shown: str, numbers: list[int], how: str) -> Ambiguous:
     lines = list(dict.fromkeys(numbers))  # two occurrences on one line name it once
     listed = ", ".join(str(n) for n in lines[:_MAX_PLACES]) + (" …" if len(lines) > _MAX_PLACES else "")
     matched = f" ({how})" if how else ""
-    return ToolError(
+    return Ambiguous(
         f"old_text found {len(numbers)} times in '{shown}'{matched}, starting at line"
-        f"{'s' if len(lines) > 1 else ''} {listed}; "
-        "include more surrounding lines to make it unique, or pass replace_all: true to change every one"
+        f"{'s' if len(lines) > 1 else ''} {listed}"
     )
 
 
@@ -249,7 +280,7 @@ def closest_lines(file_lines: list[str], old: list[str]) -> str:
 def _missed(shown: str, file_lines: list[str], old: list[str]) -> ToolError:
     near = closest_lines(file_lines, old)
     hint = f"\nThe closest lines in the file are:\n{near}" if near else ""
-    return ToolError(
+    return NotFound(
         f"old_text not found in '{shown}' (also not when ignoring line numbers, trailing whitespace, "
         "indentation or typographic quotes); read the file again and copy the text exactly" + hint
     )
@@ -284,8 +315,10 @@ def _splice_lines(text: str, places: list[int], length: int, replacements: list[
     return "".join(out)
 
 
-def plan_edit(text: str, old: str, new: str, *, shown: str, replace_all: bool = False) -> Planned:
-    """The file's text after replacing `old` with `new`; a ToolError that says where when refused."""
+def plan_edit(text: str, old: str, new: str, *, shown: str, replace_all: bool = False,
+              starts: frozenset[int] | None = None) -> Planned:
+    """The file's text after replacing `old` with `new`; a ToolError that says where when refused
+    (NotFound when nothing matched). `starts`: the 0-based lines a place may start on (all if None)."""
     if not old:
         raise ToolError("old_text is empty; to write a whole file use write_file")
     if old == new:
@@ -302,7 +335,7 @@ def plan_edit(text: str, old: str, new: str, *, shown: str, replace_all: bool = 
             ((candidate_old.replace("\n", "\r\n"), candidate_new.replace("\n", "\r\n")),)
             if crlf and "\r\n" not in candidate_old else ()
         ):
-            found = _exact_places(text, o)
+            found = _exact_places(text, o, starts)
             if len(found) == 1 or (found and replace_all):
                 return _splice_exact(text, found, o, n, how, replace_all)
             if found:
@@ -317,7 +350,7 @@ def plan_edit(text: str, old: str, new: str, *, shown: str, replace_all: bool = 
         (_Key(True, True), True, "ignoring indentation and typographic quotes"),
     )
     for key, indent_free, stage in stages:
-        places = _line_places(file_lines, old_lines, key, indent_free)
+        places = _line_places(file_lines, old_lines, key, indent_free, starts)
         if not places:
             continue
         how = ", ".join(h for h in (base_how, stage) if h)
