@@ -333,7 +333,10 @@ without blocking Emacs; its proposal then shows in *shiro inline edit*."
           ((string-empty-p (string-trim instruction)) (message "shiro: no instruction, no edit"))
           (t
            (shiro--flush-changes)
-           (message "shiro: editing %s…" (shiro--context-label (list :selection (list :uri uri :range range))))
+           (let ((label (shiro--context-label (list :selection (list :uri uri :range range)))))
+             ;; The turn streams into the chat like any other: say what it is.
+             (shiro--insert (format "\n› Edit %s with shiro-neko: %s\n\n" label instruction) 'shiro-prompt)
+             (message "shiro: editing %s…" label))
            (jsonrpc-async-request
             (shiro-start) :workspace/executeCommand
             (list :command "shiro.inlineEdit"
@@ -342,33 +345,51 @@ without blocking Emacs; its proposal then shows in *shiro inline edit*."
             :error-fn (lambda (err) (message "shiro: the inline edit failed: %s" (plist-get err :message)))
             :timeout 600)))))
 
+(defun shiro--unified-diff (path old new)
+  "A unified diff of the texts OLD and NEW of PATH (shown as a/PATH and b/PATH)."
+  (let ((a (make-temp-file "shiro-old")) (b (make-temp-file "shiro-new"))
+        (coding-system-for-write 'utf-8-unix) (coding-system-for-read 'utf-8-unix))
+    (unwind-protect
+        (progn
+          (with-temp-file a (insert old))
+          (with-temp-file b (insert new))
+          (with-temp-buffer
+            (call-process diff-command nil t nil "-u" "--label" (concat "a/" path) "--label" (concat "b/" path) a b)
+            (buffer-string)))
+      (delete-file a)
+      (delete-file b))))
+
 (defun shiro--show-inline-edit (buffer result)
   "Show RESULT's proposed change of BUFFER as a diff to accept or reject."
   (let ((edits (cadr (plist-get (plist-get result :edit) :changes))))
     (if (not (and edits (> (length edits) 0) (buffer-live-p buffer)))
         (progn (setq shiro-inline-edit-last (list :accept nil :applied nil :error (plist-get result :error)))
                (message "shiro: %s" (or (plist-get result :error) "no edit came back")))
-      (let ((proposed (generate-new-buffer (format "%s (shiro-neko)" (buffer-name buffer)))))
-        (unwind-protect
-            (progn
-              (with-current-buffer proposed
-                (insert (with-current-buffer buffer (shiro--text)))
-                ;; Last edit first: the earlier ranges keep their positions.
-                (seq-doseq (edit (reverse (append edits nil)))
-                  (let* ((r (plist-get edit :range))
-                         (beg (eglot--lsp-position-to-point (plist-get r :start)))
-                         (end (eglot--lsp-position-to-point (plist-get r :end))))
-                    (delete-region beg end)
-                    (goto-char beg)
-                    (insert (plist-get edit :newText)))))
-              (let ((diff (get-buffer-create "*shiro inline edit*")))
-                (diff-no-select buffer proposed nil t diff)
-                (with-current-buffer diff
-                  (shiro-inline-edit-mode 1)
-                  (setq shiro--inline-turn (plist-get result :turnId)))
-                (pop-to-buffer diff)
-                (message "shiro: C-c C-c applies the edit, C-c C-k drops it")))
-          (kill-buffer proposed))))))
+      (let* ((old (with-current-buffer buffer (shiro--text)))
+             (new (with-temp-buffer
+                    (insert old)
+                    ;; Last edit first: the earlier ranges keep their positions.
+                    (seq-doseq (edit (reverse (append edits nil)))
+                      (let* ((r (plist-get edit :range))
+                             (beg (eglot--lsp-position-to-point (plist-get r :start)))
+                             (end (eglot--lsp-position-to-point (plist-get r :end))))
+                        (delete-region beg end)
+                        (goto-char beg)
+                        (insert (plist-get edit :newText))))
+                    (buffer-string)))
+             (path (file-relative-name (buffer-file-name buffer) shiro--root))
+             (diff (get-buffer-create "*shiro inline edit*")))
+        (with-current-buffer diff
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert (shiro--unified-diff path old new)))
+          (diff-mode)
+          (setq buffer-read-only t)
+          (goto-char (point-min))
+          (shiro-inline-edit-mode 1)
+          (setq shiro--inline-turn (plist-get result :turnId)))
+        (pop-to-buffer diff)
+        (message "shiro: C-c C-c applies the edit, C-c C-k drops it")))))
 
 (defun shiro--resolve-inline-edit (accept)
   (let ((turn shiro--inline-turn))

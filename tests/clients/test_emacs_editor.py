@@ -77,6 +77,7 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     assert "Fix with shiro-neko" in r["codeActions"], r["codeActions"]
     assert INSTRUCTION in json.dumps(inline.body["input"])
     assert '-x: int = "one"' in r["diff"] and "+x: int = 1" in r["diff"], r["diff"]
+    assert r["diff"].startswith("--- a/app.py\n+++ b/app.py\n"), r["diff"]
     assert r["diffKeys"] == ["C-c C-c", "C-c C-k"]
     assert r["resolved"] == {"accept": True, "applied": True}
     assert r["final"] == APP
