@@ -245,6 +245,9 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
                 _keep_rules(session, turn_id, rules, answer.scope)
             else:
                 remember_for_session(session.permission_rules, rules)
+                if isinstance(answer, AlwaysIn):  # an edit, a redirection: no rule says it, so not kept beyond
+                    session.deps.sink.event(NoticeEvent(sessionId=session.id, turnId=turn_id, message=(
+                        "no permission rule can describe this call: it is allowed again for this session only")))
     session.deps.sink.tool_running(session.id, turn_id, call.tool_call_id)
     token = running_call.set((turn_id, call.tool_call_id))  # the `task` tool's subagent runs under it
     try:

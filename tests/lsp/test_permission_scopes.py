@@ -148,3 +148,16 @@ async def test_a_session_rule_is_listed_and_removed(tmp_path, fake, workspace):
         assert _asked(h) == ["echo one", "echo one"]  # the rule gone, the same command is asked again
     finally:
         await stop(h)
+
+
+async def test_always_for_the_folder_on_a_call_no_rule_describes_says_it_is_for_the_session(tmp_path, fake, workspace):
+    h = await _client(tmp_path, fake, workspace, [{"decision": "always", "scope": "workspace"}])
+    try:
+        fake.script(_run("echo hi > out.txt"), _run("echo hi > out.txt"), Reply(text="ok"))
+        result = await h.chat("write")
+        assert _asked(h) == ["echo hi > out.txt"]  # the same call again: allowed for the session
+        notices = [e["message"] for e in h.of_turn(result["turnId"]) if e["type"] == "notice"]
+        assert any("for this session only" in n for n in notices), notices
+        assert not (tmp_path / "home" / "permissions.json").exists()
+    finally:
+        await stop(h)
