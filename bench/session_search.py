@@ -13,8 +13,9 @@ then:
   inside `SessionStore.save` (the server's writer thread does the same) when a turn (a prompt and
   its answer) is appended to a session of the home, and to one of 1,000 messages; and the whole
   save beside it. Target: median 5 ms.
-- `integrity_check_ms`: FTS5's integrity check of that table, which every process runs once when
-  it opens the index (a damaged table is rebuilt from the files).
+- `integrity_check_ms`: FTS5's full integrity check of that table, for the record: why no process
+  runs it routinely (it holds the write lock that long); a damaged table shows itself as an error
+  of a query and is rebuilt from the files then.
 
 Run: python bench/session_search.py [--count 10000] [--quick]; writes bench/results/session_search.json.
 """
