@@ -1,10 +1,12 @@
 """Issue 37 over the real server: `apply_patch` is offered instead of `edit_file` to the model
 families trained on it, chosen from the model id (the default `gpt-5` among them) or the
 `promptFamily` setting; a patch of several files shows every file's diff in its approval, and
-the turn's files, its checkpoint and its undo know every file it touched."""
+the turn's files, its checkpoint and its undo know every file it touched; a chunk's `@@ <line>`
+anchor places text the file repeats elsewhere."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -91,5 +93,33 @@ async def test_the_edit_tool_follows_the_model_family(tmp_path, fake, workspace,
         names = tool_names(fake.main_requests[0])
         other = "edit_file" if offered == "apply_patch" else "apply_patch"
         assert offered in names and other not in names
+    finally:
+        await stop(h)
+
+
+TWICE = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n"
+
+
+@pytest.mark.parametrize("wire_api", ["responses", "chat"])
+async def test_an_anchor_places_repeated_text_and_its_absence_is_refused_with_advice(tmp_path, fake, workspace, wire_api):
+    # The same lines in two functions: a bare '@@' is refused naming both places (and how to
+    # anchor), '@@ def b():' edits b's copy only; each result reaches the model.
+    (workspace / "m.py").write_text(TWICE)
+    h = await _client(tmp_path, fake, workspace, {"wireApi": wire_api})  # the default model, gpt-5
+    body = " x = 1\n-    return x\n+    return 2\n"
+    bare = "*** Begin Patch\n*** Update File: m.py\n@@\n" + "    " + body + "*** End Patch"
+    anchored = "*** Begin Patch\n*** Update File: m.py\n@@ def b():\n" + "    " + body + "*** End Patch"
+    try:
+        fake.script(Reply(calls=[Call("apply_patch", {"input": bare}, "call_1")]),
+                    Reply(calls=[Call("apply_patch", {"input": anchored}, "call_2")]), Reply(text="done"))
+        result = await h.chat("return 2 from b")
+        assert result["status"] == "completed", result
+        refused, applied = [e for e in h.of_turn(result["turnId"]) if e["type"] == "tool_result"]
+        assert refused["isError"] and "lines 2, 7" in refused["output"]
+        assert "'@@ <the header line" in refused["output"]
+        assert not applied["isError"], applied["output"]
+        assert (workspace / "m.py").read_text() == TWICE[: TWICE.rindex("return x")] + "return 2\n"
+        assert fake.main_requests[1].api == wire_api
+        assert "lines 2, 7" in json.dumps(fake.main_requests[1].body)
     finally:
         await stop(h)
