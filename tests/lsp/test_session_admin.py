@@ -202,6 +202,7 @@ async def test_export_is_the_dialogue_in_markdown_without_outputs_context_or_sec
     assert exported.count("OUTPUT-MARKER-91") == 1  # its output is not there
     assert "ghp_abcdefghijklmnopqrstuvwxyz012345" not in exported and "[redacted]" in exported
     assert "sk-test-not-a-real-key" not in exported
+    await harness.command("shiro.save")  # exported from memory; the record is read from disk below
     record = json.loads((harness.home / "sessions" / f"{sid}.json").read_text())
     context = [m for m in record["messages"] if m.get("context")]
     assert context, "the record holds context messages to leave out"
