@@ -62,7 +62,12 @@ File-local variables: only the safe ones (the file may come from anyone)."
     (when (shiro--in-project-p path)
       (or (find-buffer-visiting path)
           (and (file-regular-p path)
-               (let ((enable-local-variables :safe)) (find-file-noselect path)))))))
+               (let ((enable-local-variables :safe)
+                     ;; eglot's dispatcher let-binds this to the shiro server while a handler runs
+                     ;; (eglot.el `eglot--connect'), and its find-file hook would then make the
+                     ;; shiro server manage the new buffer: let it find the buffer's own server.
+                     (eglot--cached-server nil))
+                 (find-file-noselect path)))))))
 
 (defun shiro--point-and-region (buffer)
   "BUFFER's point as the user sees it and its active region (BEG . END) or nil."
@@ -213,6 +218,10 @@ for one in the minibuffer in the middle of the server's request."
           (list :locations (vconcat (delq nil (mapcar #'shiro--xref-location items)))))))))
 
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql shiro/navigate)) &key kind uri position query)
+  (shiro--navigate kind uri position query))
+
+(defun shiro--navigate (kind uri position query)
+  "`shiro/navigate''s answer: KIND at URI's POSITION, or the symbols matching QUERY."
   (if (equal kind "symbols")
       (let* ((buffer (or (car (shiro--file-buffers)) (current-buffer)))
              (items (with-current-buffer buffer

@@ -119,6 +119,7 @@
       ;; find_definition answered by xref (etags, with the TAGS file the test made)
       (visit-tags-table (getenv "SHIRO_EMACS_TAGS"))
       (test-turn "where is greet defined?")
+      (test-put :evilOpen (and (find-buffer-visiting (expand-file-name "evil.py" workspace)) t))
       (test-put :onDisk (with-temp-buffer (insert-file-contents app) (buffer-string)))
       (shiro-stop)
       (test-put :ok t))

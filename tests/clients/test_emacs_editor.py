@@ -34,9 +34,13 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
         Reply(text="Make it a number again."),
         Reply(text="```python\nx: int = 1\n```"),
         Reply(text="```python\ndef greet(who):\n```"),
-        Reply(calls=[Call("find_definition", {"path": "app.py", "line": 1, "symbol": "greet"}, "n1")]),
+        Reply(calls=[Call("find_definition", {"path": "app.py", "line": 1, "symbol": "greet"}, "n1"),
+                     Call("find_definition", {"path": "evil.py", "line": 2, "symbol": "greet"}, "n2")]),
         Reply(text="In app.py, line 1."),
     )
+    # Not open in Emacs: opened to answer, with its file-local `eval' ignored, and closed again.
+    pwned = tmp_path / "pwned"
+    (workspace / "evil.py").write_text(f'# -*- eval: (write-region "pwned" nil "{pwned}") -*-\ngreet("x")\n')
     # A tags table outside the workspace for xref's etags backend (etags comes with Emacs).
     subprocess.run(["etags", "-o", str(tmp_path / "TAGS"), str(workspace / "app.py")], check=True, timeout=60)
     out = tmp_path / "result.json"
@@ -88,5 +92,7 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     # navigation: the find_definition tool is offered and xref answered it
     navigate = fake.main_requests[7]
     assert "find_definition" in json.dumps(navigate.body["tools"])
-    found = json.dumps(navigate.body["input"][-1])
-    assert "app.py:1:" in found and "def greet(name):" in found, found
+    found = json.dumps(navigate.body["input"][-2:])
+    assert found.count("app.py:1:") == 2 and "def greet(name):" in found, found
+    assert not pwned.exists()
+    assert r["evilOpen"] is None  # the buffer opened to answer is gone
