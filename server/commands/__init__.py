@@ -16,6 +16,7 @@ import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ..errors import InvalidArguments, Refused
+from ..lsp.pygls_overrides import order_commands
 from ..protocol import COMMANDS, Args, decode_args, to_wire
 
 if TYPE_CHECKING:
@@ -97,8 +98,5 @@ def register_all(server: "ShiroServer") -> None:
 
     custom_commands.register(server)
     # executeCommandProvider lists them in protocol.COMMANDS's order, as the front does before pygls
-    # is imported (server/startup/lsp_front.py commands()); the private dict is the only handle
-    # pygls 2.1 gives on that order.
-    fm = server.protocol.fm
-    order = {name: i for i, name in enumerate(COMMANDS)}
-    fm._commands = dict(sorted(fm._commands.items(), key=lambda item: order.get(item[0], len(order))))
+    # is imported (server/startup/lsp_front.py commands()).
+    order_commands(server, list(COMMANDS))

@@ -87,7 +87,7 @@ class LspEditor:
 
     async def diagnostics(self, uris: list[str] | None) -> list[wire.FileDiagnostics]:
         if not self.offers_diagnostics:
-            raise EditorUnavailable("the editor does not answer shiro/diagnostics")
+            raise EditorUnavailable(f"the editor does not answer {wire.DIAGNOSTICS}")
         answer = await self._request(wire.DIAGNOSTICS, wire.DiagnosticsParams(uris=uris), wire.DiagnosticsResult)
         # Not filtered by `uris`: an editor may spell a URI its own way (VS Code escapes ':').
         return [wire.FileDiagnostics(uri=item.uri, diagnostics=item.diagnostics[:MAX_PER_FILE], generation=item.generation)
@@ -95,7 +95,7 @@ class LspEditor:
 
     async def navigate(self, params: wire.NavigateParams) -> wire.NavigateResult:
         if not self.offers_navigation:
-            raise EditorUnavailable("the editor does not answer shiro/navigate")
+            raise EditorUnavailable(f"the editor does not answer {wire.NAVIGATE}")
         answer = await self._request(wire.NAVIGATE, params, wire.NavigateResult)
         return wire.NavigateResult(
             locations=answer.locations[:MAX_LOCATIONS] if answer.locations is not None else None,

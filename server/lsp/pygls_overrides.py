@@ -58,7 +58,8 @@ Besides the overrides, the few pygls internals the rest of `lsp/` needs are reac
 imports an internal pygls module): `forget_request` (a server request whose awaiting task was
 cancelled: pygls keeps its future), `new_stop_event` (the reader loop's stop flag, which
 `start_io`/`start_tcp` set up and `serve_io`/`lsp/tcp_guard.py` replace) and the open-document
-table of `lsp/open_documents.py` (`kept_document`, `drop_document`).
+table of `lsp/open_documents.py` (`kept_document`, `drop_document`), and `order_commands` (the
+registered commands in protocol.COMMANDS's order, for server/commands/__init__.py).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ import json
 import logging
 import sys
 import threading
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Sequence
 
 import msgspec
 from cattrs import transform_error
@@ -204,6 +205,16 @@ def kept_document(workspace: Any, uri: str) -> Any | None:
 def drop_document(workspace: Any, uri: str) -> None:
     """Remove `uri` from pygls's open-document table (the document stays open in the editor)."""
     workspace._text_documents.pop(uri, None)
+
+
+def order_commands(server: Any, names: Sequence[str]) -> None:
+    """Reorder pygls's registered commands (its `FeatureManager._commands` dict, the only handle
+    pygls 2.1 gives on the order `executeCommandProvider` lists them in) into `names`' order; a
+    command not in `names` goes last. The LSP front answers `initialize` in protocol.COMMANDS's
+    order before pygls is imported (server/startup/lsp_front.py), so pygls must list the same."""
+    fm = server.protocol.fm
+    order = {name: i for i, name in enumerate(names)}
+    fm._commands = dict(sorted(fm._commands.items(), key=lambda item: order.get(item[0], len(order))))
 
 
 def server_capabilities(server: Any, client_capabilities: Any) -> Any:
