@@ -34,6 +34,7 @@ from .model.ids import new_uuid7
 from .model.session_state import SessionState
 from .agent.usage import side_counter
 from .agent.tools.base import Tool, ToolError, ToolHost
+from .agent.tools.apply_patch import patch_paths, written_paths
 from .agent.tools.disk_host import DiskToolHost
 from .agent.tools.workspace_paths import resolve_workspace_path
 from .agent.tools.registry import core_tools
@@ -76,12 +77,12 @@ ProviderKey = tuple[str, str | None, str]
 # -- what a front end takes from the agent --------------------------------------------------
 # The ACP front end (server/acp/) talks to this core, never to agent/ internals
 # (tests/unit/test_acp_layering.py): the session type and a turn's outcome, the tools and how a
-# call reads, the plain disk host its editor host extends and the block an embedded file becomes
-# come from here; agent/events.py (the EventSink and its approval types) is the one agent module
+# call reads, the plain disk host its editor host extends, the block an embedded file becomes and
+# the files an apply_patch names (patch_paths) or wrote (written_paths) come from here; agent/events.py (the EventSink and its approval types) is the one agent module
 # it imports itself, as the seam every front end implements.
 LiveSession = AgentSession
 __all__ = ["DiskToolHost", "EditorBridge", "LiveSession", "ShiroService", "Tool", "TurnOutcome", "describe_call",
-           "file_block", "read_workspace_text", "workspace_path"]
+           "file_block", "patch_paths", "read_workspace_text", "workspace_path", "written_paths"]
 
 
 def read_workspace_text(root: Path, path: Path) -> str | None:

@@ -15,7 +15,7 @@ import msgspec
 from acp import schema
 
 from ..agent.events import ApprovalAnswer, ApprovalRequest
-from ..agent.tools.apply_patch import written_paths
+from ..service import written_paths
 from ..model.transcript import ToolCallPart, pending_calls
 from . import updates
 from .host import AcpToolHost, Diff, Editor

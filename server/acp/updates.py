@@ -11,8 +11,7 @@ from typing import Any, Iterable
 
 from acp import helpers, schema
 
-from ..service import Tool, describe_call
-from ..agent.tools.apply_patch import patch_paths
+from ..service import Tool, describe_call, patch_paths
 from ..model.transcript import Message, ReasoningPart, TextPart, ToolCallPart, ToolMessage, UserMessage
 
 Update = Any  # one of acp.schema's session update models
