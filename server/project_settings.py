@@ -31,6 +31,9 @@ SAFE_KEYS = frozenset({
     "model", "wireApi", "supportsTools", "agent", "memory.enabled",
     "shortTermMemory.enabled", "shortTermMemory.refreshCadence", "shortTermMemory.renderMode",
     "shortTermMemory.depth", "shortTermMemory.nudgeDepth", "notifyAfterSeconds",
+    # More names the `/model` picker offers (the user still picks), and how long an edit's result
+    # waits for the editor's diagnostics (bounded in config.Settings): neither reaches anything.
+    "models", "diagnosticsWaitMs",
 })
 # Keys a project may only tighten: values from strictest to loosest, and the default a missing
 # user value stands for. A value at or below the user's own is applied, anything else waits.
@@ -49,12 +52,16 @@ DEFAULTS: dict[str, Any] = {
 # an untrusted repository could make one prompt run thousands of paid requests of a full context.
 # A value at or below the user's own (or this default: config.Settings's, checked by a test) applies;
 # a higher one, or one that is not an integer, waits for trust, and the user's value stays.
-CAPPED: dict[str, int] = {"maxSteps": 50, "compactThreshold": 120_000}
+# `subagentMaxSteps` likewise: each step of a `task` subagent is a billed request.
+CAPPED: dict[str, int] = {"maxSteps": 50, "compactThreshold": 120_000, "subagentMaxSteps": 25}
 # Every known key that can wait for trust (VS Code's restrictedConfigurations name these).
 # `permissions` (allow/ask/deny rules, agent/permissions.py) waits whole: an allow rule loosens,
 # and the trust question names `permissions.allow` etc. like any other held key.
 # `maxCostUsd` too: a repository that raised or removed your spending limit would spend your money.
-WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd", "hooks", "hookTimeout")
+# `hooks` run commands. `imageInput` and VS Code's `sendEditorContext` widen what goes to the
+# provider (image files and screenshots; the open files, selection and cursor beyond the workspace).
+WAITING_KEYS = ("baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd", "hooks", "hookTimeout",
+                "imageInput", "sendEditorContext")
 
 MAX_FILE_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 SHOWN_KEYS = 12  # a question or notice names at most this many keys, then "and N more"

@@ -21,7 +21,8 @@ HUGE = {"maxSteps": 1_000_000, "compactThreshold": 10_000_000}
 
 def test_the_caps_are_the_settings_defaults() -> None:
     defaults = Settings()
-    assert CAPPED == {"maxSteps": defaults.maxSteps, "compactThreshold": defaults.compactThreshold}
+    assert CAPPED == {"maxSteps": defaults.maxSteps, "compactThreshold": defaults.compactThreshold,
+                      "subagentMaxSteps": defaults.subagentMaxSteps}
 
 
 @pytest.mark.parametrize("raw", [HUGE, {"shiro": HUGE}, {"shiro.maxSteps": 1_000_000, "shiro.compactThreshold": 10_000_000}],

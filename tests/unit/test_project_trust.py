@@ -75,7 +75,8 @@ def test_safe_keys_apply_and_unknown_keys_wait() -> None:
 def test_the_lists_cover_protocol_keys() -> None:
     known = set(leaves(msgspec.to_builtins(Settings(model="m", baseUrl="u")))[0])
     assert known - SAFE_KEYS - set(STRICTER) - set(CAPPED) == {"baseUrl"}  # mcpServers and workspaceMcpServers are objects
-    assert set(WAITING_KEYS) == {"baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd", "hooks", "hookTimeout"}
+    assert set(WAITING_KEYS) == {"baseUrl", "mcpServers", "permissions", *STRICTER, *CAPPED, "maxCostUsd", "hooks", "hookTimeout",
+                                 "imageInput", "sendEditorContext"}
 
 
 def test_describe_caps_and_cleans() -> None:
