@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shiro_neko.agent.editor_context import lines_of, render
-from shiro_neko.agent.tools.editor_tools import new_errors, new_errors_report
+from shiro_neko.agent.tools.editor_tools import diagnostics_tool, navigation_tools, new_errors, new_errors_report
 from shiro_neko.features.inline_edit import offset_of, prompt_for, replacement_of
 from shiro_neko.protocol import (
     EditorContext,
@@ -15,6 +15,8 @@ from shiro_neko.protocol import (
     LspDiagnostic,
     LspPosition,
     LspRange,
+    NavigateParams,
+    NavigateResult,
 )
 
 ROOT = Path("/work/project")
@@ -98,3 +100,24 @@ def test_positions_count_utf16_units_like_lsp() -> None:
 def test_the_prompt_fences_a_selection_that_holds_fences() -> None:
     prompt = prompt_for("a.py lines 1-2", "fix it", "```\nx\n```")
     assert "````\n```\nx\n```\n````" in prompt
+
+
+class _Editor:
+    """An editor client that answers both requests (never called here)."""
+
+    offers_diagnostics = True
+    offers_navigation = True
+
+    async def diagnostics(self, uris: list[str] | None) -> list[FileDiagnostics]:
+        raise AssertionError("not asked")
+
+    async def navigate(self, params: NavigateParams) -> NavigateResult:
+        raise AssertionError("not asked")
+
+
+def test_the_editor_tools_only_read_so_plan_mode_offers_them() -> None:
+    # plan mode offers only tools marked read_only (agent/plan_mode.py offered()); the editor's
+    # four tools ask the editor and change nothing (they were hidden in plan mode before).
+    editor = _Editor()
+    tools = [diagnostics_tool(editor), *navigation_tools(editor)]
+    assert sorted(t.name for t in tools if t.read_only) == ["diagnostics", "find_definition", "find_references", "workspace_symbols"]

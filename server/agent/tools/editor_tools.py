@@ -309,7 +309,8 @@ def diagnostics_tool(editor: Editor) -> Tool[DiagnosticsArgs]:
         name="diagnostics",
         description=("The problems (errors, warnings) the user's editor shows, from every language server it "
                      "runs: one file's, or the whole workspace's. Use it after changes to check them."),
-        arguments=DiagnosticsArgs, run=run, summary=lambda args: f"diagnostics {args.get('path', '')}".strip())
+        arguments=DiagnosticsArgs, run=run, summary=lambda args: f"diagnostics {args.get('path', '')}".strip(),
+        read_only=True)  # plan mode offers it (docs/modes.md)
 
 
 def _at_tool(editor: Editor, name: str, kind: Literal["definition", "references"], description: str) -> Tool[SymbolAtArgs]:
@@ -320,7 +321,7 @@ def _at_tool(editor: Editor, name: str, kind: Literal["definition", "references"
         return await _locations(host, result.locations or [], kind)
 
     return Tool(name=name, description=description, arguments=SymbolAtArgs, run=run,
-                summary=lambda args: f"{name} {args.get('symbol', '')}")
+                summary=lambda args: f"{name} {args.get('symbol', '')}", read_only=True)
 
 
 def navigation_tools(editor: Editor) -> list[Tool[Any]]:
@@ -344,7 +345,8 @@ def navigation_tools(editor: Editor) -> list[Tool[Any]]:
         Tool(name="workspace_symbols",
              description="Find classes, functions and other symbols by name across the workspace, through the "
                          "user's editor's language servers.",
-             arguments=SymbolsArgs, run=symbols, summary=lambda args: f"workspace_symbols {args.get('query', '')}"),
+             arguments=SymbolsArgs, run=symbols, summary=lambda args: f"workspace_symbols {args.get('query', '')}",
+             read_only=True),
     ]
 
 
