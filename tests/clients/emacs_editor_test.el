@@ -120,6 +120,13 @@
       (visit-tags-table (getenv "SHIRO_EMACS_TAGS"))
       (test-turn "where is greet defined?")
       (test-put :evilOpen (and (find-buffer-visiting (expand-file-name "evil.py" workspace)) t))
+      ;; M-x shiro-ask-region on line 2: shiro.ask, the server's shiro/focusChat pins that context
+      (with-current-buffer (find-buffer-visiting app)
+        (goto-char (point-min)) (forward-line 1)
+        (shiro-ask-region))
+      (test-wait (lambda () shiro--pinned-context) "shiro/focusChat")
+      (test-put :askChip (with-current-buffer "*shiro chat*" (shiro--chip)))
+      (test-turn "what does this line do?")
       (test-put :onDisk (with-temp-buffer (insert-file-contents app) (buffer-string)))
       (shiro-stop)
       (test-put :ok t))

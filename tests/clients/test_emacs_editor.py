@@ -37,6 +37,7 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
         Reply(calls=[Call("find_definition", {"path": "app.py", "line": 1, "symbol": "greet"}, "n1"),
                      Call("find_definition", {"path": "evil.py", "line": 2, "symbol": "greet"}, "n2")]),
         Reply(text="In app.py, line 1."),
+        Reply(text="It greets."),
     )
     # Not open in Emacs: opened to answer, with its file-local `eval' ignored, and closed again.
     pwned = tmp_path / "pwned"
@@ -96,3 +97,7 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     assert found.count("app.py:1:") == 2 and "def greet(name):" in found, found
     assert not pwned.exists()
     assert r["evilOpen"] is None  # the buffer opened to answer is gone
+    # M-x shiro-ask-region: the context shiro/focusChat brought goes with the next prompt
+    assert r["askChip"].startswith(" Using app.py:2 "), r["askChip"]
+    asked = json.dumps(fake.main_requests[8].body["input"])
+    assert "Selected in app.py lines 2" in asked and 'return \\"hello \\" + name' in asked, asked
