@@ -67,7 +67,7 @@ async def test_without_an_anchor_repeated_text_is_refused_naming_both_places_and
 async def test_an_anchor_that_occurs_twice_still_needs_one_match(ws):
     # Both `def` lines start with "def" and both scopes hold the text: still ambiguous, refused.
     result = await patch(ws, "@@ def", "     x = 1", "-    return x", "+    return 0")
-    assert result.is_error and "lines 2, 7" in result.output
+    assert result.is_error and "lines 2, 7" in result.output and "(within '@@ def')" in result.output
     assert (ws / "m.py").read_text() == TWICE
 
 

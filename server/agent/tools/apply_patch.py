@@ -254,12 +254,14 @@ async def plan_patch(host: ToolHost, text: str) -> _Planned:
                 except NotFound:
                     if scope is None:
                         raise
+                    scope = None  # nothing in the anchor's scope: the whole file, as edit_file
                     current = plan_edit(current, old, new, shown=shown).text
             except Ambiguous as exc:
                 # replace_all is edit_file's; a patch says which place by its '@@' line.
-                raise ToolError(f"'{shown}', chunk {index + 1}: {exc.where}; include more "
-                                "context lines, or start the chunk with '@@ <the header line of the function "
-                                "or class it is in>'") from None
+                anchor = (f" (within '@@ {chunk.anchors[-1]}')" if scope is not None
+                          else ", or start the chunk with '@@ <the header line of the function or class it is in>'")
+                raise ToolError(f"'{shown}', chunk {index + 1}: {exc.where}; include more context lines"
+                                + anchor) from None
             except ToolError as exc:
                 raise ToolError(f"'{shown}', chunk {index + 1}: {exc}") from None
         if op.move_to:
@@ -347,7 +349,8 @@ APPLY_PATCH = Tool(
         "Change files with a patch: '*** Begin Patch', then for each file '*** Add File: <path>' "
         "(its lines each prefixed '+'), '*** Delete File: <path>', or '*** Update File: <path>' "
         "(optionally '*** Move to: <new path>') followed by chunks, each starting with '@@' "
-        "(optionally followed by a line such as a function header), with ' ' context lines, '-' "
+        "(optionally followed by the header line of the function or class the change is in: the "
+        "chunk is then looked for there, so text repeated elsewhere is no ambiguity), with ' ' context lines, '-' "
         "removed lines and '+' added lines (3 lines of context around each change); "
         "'*** End Patch' last. Paths relative to the workspace root. All or nothing: if any part "
         "does not apply, nothing is written. The user may reject the change."
