@@ -28,7 +28,7 @@ async def test_new_session_streams_a_turn_and_saves_it_under_the_workspace(acp):
     acp.fake.script(Reply(text="Hello from the fake.", reasoning="thinking first"))
     session_id = await acp.new_session()
     assert [c.name for c in acp.client.of_kind("available_commands_update")[0].available_commands] == [
-        "compact", "notes", "todos", "memory", "sessions", "save", "effort", "rewind"]
+        "compact", "notes", "todos", "memory", "sessions", "save", "effort", "model", "rewind"]  # /model: issue 39
     answer = await acp.prompt(session_id, "say hello")
     assert answer.stop_reason == "end_turn"
     assert acp.client.text() == "Hello from the fake."
