@@ -35,7 +35,7 @@ def test_slash_mcp_shows_states_errors_and_tools(workspace, env):
             t.type("/mcp")
             time.sleep(1.0)
             shown = screen_since(t, start)
-            if all(s in shown for s in ("tools  ready  settings  8 tools", "proj  ready  project", "boom  failed")):
+            if all(s in shown for s in ("tools  ready  settings  10 tools", "proj  ready  project", "boom  failed")):
                 break
             assert time.monotonic() < deadline, shown
         assert "mcp__tools__echo  Echo the text back" in shown
