@@ -474,7 +474,7 @@ def test_interactive_attach_approve_clear_and_never_written(tmp_path, workspace,
     fake.script(Reply(calls=[Call("write_file", {"path": "new.txt", "content": "from the terminal\n"})]), Reply(text="Written."))
     t.type("write new.txt")
     t.expect(r"\? shiro-neko wants to write new\.txt")
-    t.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny")
+    t.expect(r"\[a\]llow / al\[w\]ays \(session / \[f\]older / \[u\]ser\) / \[d\]eny")
     time.sleep(QUIET_S + 0.1)  # a key right after typing is typing, not an answer (typed_ahead.py)
     t.type("a", enter=False)
     t.expect("allowed")

@@ -109,7 +109,7 @@ def test_print_approval_shows_every_line_and_asks_last(workspace, env, fake):
     child = spawn(["-p", "run it"], workspace, env)
     child.expect(r"the request above: 61 lines, from line 1\): ", timeout=WAIT)
     out = child.before + child.after
-    numbered = _numbered_lines_before(out, "[a]llow / al[w]ays / [d]eny / [r]eason (the request above: 61 lines")
+    numbered = _numbered_lines_before(out, "[a]llow / al[w]ays (session / [f]older / [u]ser) / [d]eny / [r]eason (the request above: 61 lines")
     assert [int(n) for n, _ in numbered] == list(range(1, 62))
     assert numbered[0][1].endswith(": touch pwned") and numbered[-1][1] == "^[[62A^[[2K^Mnpm test"
     assert "\x1b[62A" not in out
@@ -124,7 +124,7 @@ def test_interactive_approval_shows_every_line_and_asks_last(workspace, fake, te
     t.type("run it")
     # The request is printed above the prompt, and the prompt (the question) redrawn under it;
     # prompt_toolkit may draw the question once before the printed lines reach the terminal.
-    last_line, asked = "61 │ ^[[62A^[[2K^Mnpm test", "[a]llow / al[w]ays / [d]eny / [r]eason (the request above: 61 lines, from line 1) › "
+    last_line, asked = "61 │ ^[[62A^[[2K^Mnpm test", "[a]llow / al[w]ays (session / [f]older / [u]ser) / [d]eny / [r]eason (the request above: 61 lines, from line 1) › "
     deadline = time.monotonic() + WAIT
     while not (last_line in (shown := plain(t.out)) and asked in shown[shown.index(last_line):]):
         assert time.monotonic() < deadline, shown[-3000:]
@@ -151,7 +151,7 @@ def test_print_keys_typed_while_the_answer_streams_do_not_answer(workspace, env,
     child.expect("Thinking about it", timeout=WAIT)
     child.send("a\r")  # typed ahead, before any question: a line in the tty's buffer
     child.send("y\r")
-    child.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny", timeout=WAIT)
+    child.expect(r"\[a\]llow / al\[w\]ays \(session / \[f\]older / \[u\]ser\) / \[d\]eny", timeout=WAIT)
     time.sleep(1.5)
     assert not (workspace / "typed-ahead").exists()
     assert len(fake.requests) == 1  # the call is still waiting for its answer
@@ -177,7 +177,7 @@ def test_interactive_keys_typed_in_full_flow_do_not_answer(workspace, fake, term
     typing = threading.Thread(target=typist, daemon=True)
     typing.start()
     try:
-        t.expect(r"\[a\]llow / al\[w\]ays / \[d\]eny")
+        t.expect(r"\[a\]llow / al\[w\]ays \(session / \[f\]older / \[u\]ser\) / \[d\]eny")
         time.sleep(0.3)
     finally:
         stop.set()
