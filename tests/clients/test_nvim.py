@@ -152,7 +152,9 @@ def test_chat_todos_status_approval_and_resume(nvim: Path, fake: FakeProvider, t
     # the approval went through vim.ui.select (shiro/approve: the diff's actions too); the buffer was edited and saved
     approvals = [a for a in result["asked"] if a["kind"] == "shiro_approval"]
     assert len(approvals) == 1
-    assert approvals[0]["items"] == ["Allow", "Always allow", "Deny", "Deny with reason…", "Show the whole diff"]
+    # "Always allow" asks where the rule goes (clients/nvim/lua/shiro/permissions.lua always_items)
+    assert approvals[0]["items"] == ["Allow", "Always allow (this session)", "Always allow in this folder",
+                                     "Always allow for me (everywhere)", "Deny", "Deny with reason…", "Show the whole diff"]
     assert "wants to edit hello.py" in approvals[0]["prompt"]
     if tuple(int(n) for n in result["nvim_version"].split(".")) >= (0, 11, 0):
         assert result["approval_answered_later"] is True  # the handler waited in its coroutine

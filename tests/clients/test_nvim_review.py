@@ -61,11 +61,12 @@ def test_approval_diff_reason_todos_changes_undo_effort(nvim: Path, fake: FakePr
     assert floating["overlap"] is False, floating
     assert floating["todos"]["left"] >= 0
 
-    # item 3: the diff float before the menu, the menu's five choices, the whole diff in a tab
+    # item 3: the diff float before the menu, the menu's choices, the whole diff in a tab
     approvals = [a for a in result["asked"] if a["kind"] == "shiro_approval"]
     assert len(approvals) == 3, approvals
     first = approvals[0]
-    assert first["items"] == ["Allow", "Always allow", "Deny", "Deny with reason…", "Show the whole diff"]
+    assert first["items"] == ["Allow", "Always allow (this session)", "Always allow in this folder",
+                              "Always allow for me (everywhere)", "Deny", "Deny with reason…", "Show the whole diff"]
     assert "edit hello.py" in first["prompt"]
     float_ = first["float"]
     assert float_ and float_["floating"] is True and float_["filetype"] == "diff"
