@@ -196,8 +196,6 @@ def setup_lines() -> list[render.Line]:
 class Interactive:
     def __init__(self, conn: Connection, cwd: Path) -> None:
         self.conn, self.cwd = conn, cwd
-        # A bell and OSC 9 for an approval or a long turn while the terminal is out of focus (notify.py).
-        self.notifier = notify.Notifier(notify.write_terminal, notify.after_seconds(conn.init_options))
         self.completer = ShiroCompleter(cwd)  # `@path`, built-in and custom `/` commands
         # A bell and OSC 9 for an approval or a long turn while the terminal is out of focus (notify.py).
         self.notifier = notify.Notifier(notify.write_terminal, notify.after_seconds(conn.init_options))

@@ -81,13 +81,13 @@ def register_all(server: "ShiroServer") -> None:
     stm.register(server)
     mcp.register(server)
     checkpoints.register(server)
+    editor.register(server)
     from . import mode
 
     mode.register(server)
     from . import permissions
 
     permissions.register(server)
-    editor.register(server)
     from . import models
 
     models.register(server)

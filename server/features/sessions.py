@@ -311,7 +311,6 @@ class SessionsFeature:
         """Save every session with unsaved changes and each workspace's current one; the lines to log.
 
         Runs in any thread: every write goes through the one writer thread, after what is queued."""
-        model = self.settings().effective_model
         current = {id(w.current) for w in self.registry.workspaces.all() if w.current is not None}
         failed: dict[str, str] = {}
         for session in self.registry.all():

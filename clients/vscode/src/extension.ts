@@ -7,10 +7,10 @@ import { activeFolder, AgentClient } from './agentClient';
 import { ApprovalBroker } from './approvals';
 import { ChatView } from './chatView';
 import { Controller } from './controller';
+import { PlanMode } from './planMode';
 import { EditorContextFeed } from './editorContext';
 import { countDiagnostics } from './editorRequests';
 import { InlineEdits } from './inlineEdit';
-import { PlanMode } from './planMode';
 import { ModelSetup } from './modelSetup';
 import { Notifier } from './notify';
 import { isShown, SessionFeeds } from './sessionFeeds';
@@ -35,6 +35,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const view: ChatView = new ChatView(context.extensionUri, store,
     (msg, v): void | Promise<void> => (plan.onPanel(msg) ? undefined : controller.onPanel(msg, v)));
   controller.view = view;
+  // Plan mode (issue 39): the composer's Plan / Act switch and "Start" under a plan (planMode.ts).
+  const plan: PlanMode = new PlanMode(client, view,
+    () => (store.sessionId ? { sessionId: store.sessionId } : { workspace: controller.folder?.uri.toString() }),
+    (text) => controller.send(text, []),
+    (what, err) => void vscode.window.showErrorMessage(`shiro-neko ${what}: ${err instanceof Error ? err.message : String(err)}`));
   // Issue 38: the editor context chip and each prompt's context, the lightbulb's actions, inline edits.
   const editorContext = new EditorContextFeed((label) => view.post({ t: 'context', label }));
   controller.editorContext = editorContext;
@@ -50,11 +55,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void view.reveal();
     }),
   );
-  // Plan mode (issue 39): the composer's Plan / Act switch and "Start" under a plan (planMode.ts).
-  const plan: PlanMode = new PlanMode(client, view,
-    () => (store.sessionId ? { sessionId: store.sessionId } : { workspace: controller.folder?.uri.toString() }),
-    (text) => controller.send(text, []),
-    (what, err) => void vscode.window.showErrorMessage(`shiro-neko ${what}: ${err instanceof Error ? err.message : String(err)}`));
   context.subscriptions.push(client, approvals, todos, gauge, controller, view);
   // "Set up model" and /model (issue 39): the key from SecretStorage to the server at each start.
   const models = new ModelSetup(context.secrets, client, () => (store.sessionId ? { sessionId: store.sessionId } : {}),
