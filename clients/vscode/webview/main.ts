@@ -786,7 +786,8 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   }
 });
 
-input.value = saved.draft;
+// What was typed before this script ran (a fast typist, or a test, right as the panel opens) is kept.
+if (!input.value) input.value = saved.draft;
 autosize();
 renderChips();
 updateEmpty();
