@@ -17,12 +17,14 @@ export function withCustom(commands: CommandInfo[]): SlashCommand[] {
 }
 
 /** Ask the server again and give the panel's menu the list (a failure leaves the menu as it was). */
-export async function refreshCommands(client: AgentClient, view: ChatView, workspace: string | undefined): Promise<void> {
+export async function refreshCommands(client: AgentClient, view: ChatView, workspace: string | undefined, tries = 5): Promise<void> {
   try {
     const result = await client.execute('shiro.commands', workspace ? { workspace } : {});
     view.slash = withCustom(result.commands);
     view.post({ t: 'commands', slash: view.slash });
   } catch {
-    // An older server without shiro.commands, or one still starting: the built-in list stays.
+    // An older server without shiro.commands, or one still starting (the panel's first `ready` can
+    // come while the server restarts): the built-in list stays, and it is asked again a few times.
+    if (tries > 1) setTimeout(() => void refreshCommands(client, view, workspace, tries - 1), 1000);
   }
 }

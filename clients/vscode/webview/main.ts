@@ -683,6 +683,8 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   switch (msg.t) {
     case 'commands':
       slash = msg.slash;
+      // The custom commands arrive once the server answers shiro.commands: an open / menu shows them.
+      if (!popup.hidden && popupKind === 'slash') updatePopup();
       break;
     case 'hydrate': {
       const t0 = performance.now();

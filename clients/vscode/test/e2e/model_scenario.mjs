@@ -24,7 +24,10 @@ export async function modelScenario(h) {
     await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Model' }).waitFor({ timeout: T });
     await page.waitForFunction(() => {
       const w = document.querySelector('.quick-input-widget');
-      return w && !/Loading the endpoint/.test(w.querySelector('input')?.getAttribute('placeholder') ?? '');
+      // The list renders a moment after the placeholder changes (an empty list was read once in CI);
+      // every model step has a row (a refused key is a row saying so).
+      return w && !/Loading the endpoint/.test(w.querySelector('input')?.getAttribute('placeholder') ?? '')
+        && w.querySelectorAll('.monaco-list-row').length > 0;
     }, null, { timeout: T });
     return page.$$eval('.quick-input-widget .monaco-list-row', (rows) => rows.map((r) => r.getAttribute('aria-label') ?? r.innerText));
   }
