@@ -85,6 +85,8 @@ export class Controller implements vscode.Disposable {
         void refreshCommands(this.client, view, this.workspace);
         await this.loadHistory();
         return;
+      case 'commandsWanted':
+        return refreshCommands(this.client, view, this.workspace, 1);
       case 'send':
         return this.send(msg.text, msg.attachments, msg.images);
       case 'abort':

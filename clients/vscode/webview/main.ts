@@ -558,6 +558,8 @@ function updatePopup(): void {
   const s = slashToken(input.value, caret);
   if (s) {
     token = s;
+    // The server's skills and commands did not arrive (asked at `ready`): ask again, once per menu.
+    if (!slash.some((c) => c.custom) && popup.hidden) post({ t: 'commandsWanted' });
     showOptions('slash', filterSlash(slash, s.query).map((c) => ({
       label: `/${c.name}${c.hint ? ' ' + c.hint : ''}`,
       detail: c.description,

@@ -142,6 +142,7 @@ export type WebviewRequest =
 
 export type WebviewToHost =
   | { t: 'ready'; v: number }
+  | { t: 'commandsWanted' } // the / menu opened without the server's skills and commands yet
   | { t: 'send'; text: string; attachments: string[]; images?: { mediaType: string; data: string; name: string }[] }
   | { t: 'slash'; name: string; arg: string }
   | { t: 'abort' }
@@ -204,6 +205,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | null {
   switch (m.t) {
     case 'ready':
       return typeof m.v === 'number' ? (m as unknown as WebviewToHost) : null;
+    case 'commandsWanted':
+      return { t: 'commandsWanted' };
     case 'send':
       return str('text') && Array.isArray(m.attachments) && m.attachments.every((a) => typeof a === 'string') &&
         validImages(m.images)
