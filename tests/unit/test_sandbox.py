@@ -366,13 +366,32 @@ asyncio.run(run_tool(RUN_COMMAND, DiskToolHost(root), {"command": command, "time
 """
 
 
+# The server descheduled between the spawn and its own registration of the group (CI, a loaded
+# machine): the shell had written bg.pid and the server was killed before it said `+pgid`.
+_STALLED_SERVER = """
+import time
+from shiro_neko.agent.tools import group_watch
+group_watch.watch = lambda pgid: time.sleep(60)
+""" + _KILLED_SERVER
+
+
 async def test_off_commands_die_with_a_sigkilled_server(host: DiskToolHost) -> None:
     """6: without the sandbox, a command's background processes outlived a SIGKILLed server."""
+    await _killed_server_leaves_nothing(host, _KILLED_SERVER)
+
+
+async def test_off_commands_die_with_a_server_killed_right_after_the_spawn(host: DiskToolHost) -> None:
+    """The command's shell registers its group before the command runs: a server killed before
+    it registered the group itself leaves nothing behind."""
+    await _killed_server_leaves_nothing(host, _STALLED_SERVER)
+
+
+async def _killed_server_leaves_nothing(host: DiskToolHost, script: str) -> None:
     import subprocess
     import sys
     import time
 
-    server = subprocess.Popen([sys.executable, "-c", _KILLED_SERVER, str(host.root)])
+    server = subprocess.Popen([sys.executable, "-c", script, str(host.root)])
     pid_file = host.root / "bg.pid"
     background = 0
     try:

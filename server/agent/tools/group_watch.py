@@ -15,6 +15,12 @@ options, and why this one:
 
 A group is registered from its spawn until the call has stopped it; a pgid is reused by the
 kernel only after the whole group is gone, so a group killed by the watcher is one of ours.
+
+Registering after the spawn left a window: the shell runs while asyncio still connects its pipes,
+and a server killed then (a loaded machine, tests/unit/test_sandbox.py) left a group nobody knew
+of. So an unsandboxed command's shell registers itself first (`self_registering`), writing its own
+pid on the watcher's pipe and closing it before the command runs. In the sandbox bubblewrap's
+`--die-with-parent` covers that window.
 """
 
 from __future__ import annotations
@@ -77,6 +83,23 @@ def _send(line: str) -> None:
         except OSError:
             watcher.kill()
             watcher.wait()
+
+
+def self_registering(argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
+    """`argv` (a `shell -c command`) made to register its group before the command runs, and the
+    file descriptor to pass it; unchanged when there is no watcher. The command still runs as
+    `shell -c command` (one exec more, about a millisecond); the pipe is closed first, so a
+    command that lives on cannot keep the watcher from seeing the server die. SIGPIPE is ignored
+    only around the write (a watcher that just died must not stop the command) and put back
+    before the command runs."""
+    watcher = _started()
+    if watcher is None or watcher.stdin is None or len(argv) != 3 or argv[1] != "-c":
+        return argv, ()
+    fd = watcher.stdin.fileno()
+    if fd > 9 and not argv[0].endswith("bash"):
+        return argv, ()  # a POSIX sh (dash) redirects only descriptors 0-9
+    prefix = f"trap '' PIPE; printf '+%s\\n' \"$$\" >&{fd} 2>/dev/null; exec {fd}>&-; trap - PIPE; exec \"$0\" -c \"$1\""
+    return [argv[0], "-c", prefix, argv[0], argv[2]], (fd,)
 
 
 def watch(pgid: int) -> None:

@@ -157,7 +157,7 @@ def exit_line(code: int | None) -> str:
     return f"exit code {code}"
 
 
-async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
     """Start the command in its own process group (whose id is its pid), so that a cancellation
     cannot leave any of it running. The shell runs before its spawn is awaited to the end; a cancel
     landing then made asyncio kill the shell alone, and a child it had already started lived on.
@@ -171,6 +171,7 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> asyncio.sub
             cwd=cwd,
             env=env,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
     )
     try:
@@ -246,11 +247,11 @@ def _result_text(code: int | None, seconds: float, out: _Output, spilled: Path |
 
 
 async def _start_background(host: ToolHost, argv: list[str], cwd: Path, env: dict[str, str], command: str,
-                            background: BackgroundCommands) -> ToolResult:
+                            background: BackgroundCommands, pass_fds: tuple[int, ...] = ()) -> ToolResult:
     background.check_room()
     handle, log = background.new_log()
     try:
-        proc = await _spawn(argv, cwd, env)
+        proc = await _spawn(argv, cwd, env, pass_fds)
     except BaseException:
         log.close()
         raise
@@ -274,12 +275,15 @@ async def _run_command(host: ToolHost, args: RunCommandArgs, sandbox: Sandbox | 
         argv = await asyncio.to_thread(sandbox.wrap, argv, str(host.root), str(cwd), widen)
         env_names = sandbox.env_names
     env = command_env(env_names, sandboxed=sandbox is not None)
+    fds: tuple[int, ...] = ()
+    if sandbox is None:
+        argv, fds = group_watch.self_registering(argv)
     if args.background:
         if background is None:
             raise ToolError("background commands are not available here; run it without background")
-        return await _start_background(host, argv, cwd, env, command, background)
+        return await _start_background(host, argv, cwd, env, command, background, fds)
     started = asyncio.get_running_loop().time()
-    proc = await _spawn(argv, cwd, env)
+    proc = await _spawn(argv, cwd, env, fds)
     assert proc.stdout is not None
     out = _Output()
     pump = asyncio.create_task(_pump(proc.stdout, out))
