@@ -106,6 +106,10 @@ class VsCode:
     def log(self) -> Path:
         return self.base / "code-server.log"
 
+    def output_log(self) -> str:
+        """The extension's "Shiro Neko" output channel as code-server logged it (for a failure's message)."""
+        return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(self.data.glob("logs/*/exthost*/output_logging_*/*Shiro Neko.log")))
+
     def prepare(self) -> None:
         cs = str(code_server_path())
         (self.data / "User").mkdir(parents=True, exist_ok=True)

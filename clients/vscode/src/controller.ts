@@ -86,7 +86,7 @@ export class Controller implements vscode.Disposable {
         await this.loadHistory();
         return;
       case 'commandsWanted':
-        return refreshCommands(this.client, view, this.workspace, 1);
+        return refreshCommands(this.client, view, this.workspace, 2);
       case 'send':
         return this.send(msg.text, msg.attachments, msg.images);
       case 'abort':

@@ -553,13 +553,28 @@ function replaceToken(t: Token, text: string): void {
   save();
 }
 
+let commandsTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** The server's skills and commands are not in the list (asked at `ready`; an answer can be lost
+ * to a server still starting, or come before a folder was trusted): ask as the / menu opens, and
+ * twice more while it stays open without them. */
+function askCommands(asked: number): void {
+  clearTimeout(commandsTimer);
+  if (slash.some((c) => c.custom)) return;
+  post({ t: 'commandsWanted' });
+  if (asked < 2) {
+    commandsTimer = setTimeout(() => {
+      if (!popup.hidden && popupKind === 'slash') askCommands(asked + 1);
+    }, 2000 * (asked + 1));
+  }
+}
+
 function updatePopup(): void {
   const caret = input.selectionStart ?? input.value.length;
   const s = slashToken(input.value, caret);
   if (s) {
     token = s;
-    // The server's skills and commands did not arrive (asked at `ready`): ask again, once per menu.
-    if (!slash.some((c) => c.custom) && popup.hidden) post({ t: 'commandsWanted' });
+    if (popup.hidden) askCommands(0);
     showOptions('slash', filterSlash(slash, s.query).map((c) => ({
       label: `/${c.name}${c.hint ? ' ' + c.hint : ''}`,
       detail: c.description,

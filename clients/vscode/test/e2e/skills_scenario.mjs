@@ -13,7 +13,13 @@ export async function skillsScenario(h) {
   await input.fill('/');
   await input.type(config.typed);
   await frame.waitForFunction((name) => [...document.querySelectorAll('#popup .option-label')]
-    .some((o) => o.textContent.startsWith(`/${name}`)), config.command, { timeout: T });
+    .some((o) => o.textContent.startsWith(`/${name}`)), config.command, { timeout: T }).catch(async (err) => {
+    // What the menu showed instead, for the failure's message.
+    const seen = await frame.evaluate(() => ({ hidden: document.querySelector('#popup')?.hidden, input: document.querySelector('#input')?.value,
+      options: [...document.querySelectorAll('#popup .option')].map((o) => o.textContent) })).catch(() => null);
+    throw new Error(`${err.message}\nthe menu: ${JSON.stringify(seen)}`);
+  });
+  step(`the menu offers /${config.command}`);
   out.menu = await frame.$$eval('#popup .option', (o) => o.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
   await shot('01-custom-command-menu', `the composer's / menu offers the project's /${config.command} with its description and hint`);
   // Picked with the mouse: the name goes into the input, the arguments are typed after it.
