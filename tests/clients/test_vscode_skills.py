@@ -29,7 +29,12 @@ def test_a_custom_command_from_the_composers_menu(tmp_path: Path, fake: FakeProv
     _need_tools()
     fake.script(Reply(text=ANSWER))
     home = tmp_path / "home"
-    vs = VsCode(base=tmp_path, env=server_env(home, fake.base_url))
+    env = server_env(home, fake.base_url)
+    # The user's own skills and commands (~/.claude, ~/.agents) come first and count toward the
+    # catalog's cap: the machine's home must not decide what this test's menu shows.
+    env["HOME"] = str(tmp_path / "user-home")
+    (tmp_path / "user-home").mkdir()
+    vs = VsCode(base=tmp_path, env=env)
     try:
         vs.prepare()
         command = vs.workspace / ".claude" / "commands" / "review.md"
