@@ -109,3 +109,26 @@ def test_plan_edit_starts_limits_every_stage_to_whole_lines_in_scope():
         plan_edit("x = 1\nx = 1\nx = 1\n", "x = 1\n", "y\n", shown="f", starts=frozenset({1, 2}))
     with pytest.raises(ToolError, match="not found"):
         plan_edit(text, "x = 1\n", "y\n", shown="f", starts=frozenset())
+
+
+# -- the patch's order decides between repeated places (as Codex reads its own format) ----------
+
+async def test_a_later_chunk_is_looked_for_after_the_one_before_it(ws):
+    # The second chunk's lines occur in a() and b(); after the first chunk (in a) only b's remain.
+    result = await patch(ws, "@@", "-def a():", "+def a(y):", "     x = 1", "@@", "     x = 1", "-    return x", "+    return -x")
+    assert not result.is_error, result.output
+    assert (ws / "m.py").read_text() == TWICE.replace("def a():", "def a(y):").replace("    return x\n", "    return -x\n").replace(
+        "    return -x\n", "    return x\n", 1)
+
+
+async def test_a_later_chunk_still_repeated_after_the_one_before_is_refused(ws):
+    (ws / "m.py").write_text("import os\n\n" + TWICE)
+    result = await patch(ws, "@@", " import os", "+import sys", "@@", "     x = 1", "-    return x", "+    return 0")
+    assert result.is_error and "chunk 2: old_text found 2 times" in result.output, result.output
+    assert (ws / "m.py").read_text() == "import os\n\n" + TWICE
+
+
+async def test_an_end_of_file_chunk_is_the_place_that_ends_the_file(ws):
+    result = await patch(ws, "@@", "     x = 1", "-    return x", "+    return x * 2", "*** End of File")
+    assert not result.is_error, result.output
+    assert (ws / "m.py").read_text() == TWICE[: TWICE.rindex("    return x\n")] + "    return x * 2\n"

@@ -19,7 +19,9 @@ function a hunk is in: the chunk must then match exactly once among the places t
 anchor line's scope (the lines after it up to the next line as little indented that starts a
 declaration, that line included: git's section heading is the last such line before a hunk).
 Text repeated elsewhere in the file is then no ambiguity. Nothing matching in scope, the chunk
-is looked for in the whole file as edit_file would (the anchor only narrows). A git-style
+is looked for in the whole file as edit_file would (the anchor only narrows). Found at several
+places, the patch's order decides as in Codex (`_locate`): the one place after the previous
+chunk, or for a chunk closed by `*** End of File` the place that ends the file. A git-style
 `@@ -12,7 +12,8 @@ def f` header is read the same way. Context and removed lines that carry
 read_file's `<number><TAB>` prefixes (all of them, numbered consecutively) lose them, the
 context lines on both sides of the change, so no number is ever written into the file. Paths pass
@@ -41,7 +43,7 @@ from .. import workspace_fs
 from . import seen_files
 from .arguments import check_arguments
 from .base import Tool, ToolError, ToolHost, ToolResult
-from .edit_match import Ambiguous, NotFound, anchor_key, plan_edit, strip_line_numbers, width
+from .edit_match import Ambiguous, NotFound, Planned, anchor_key, plan_edit, strip_line_numbers, width
 from .files import editor_or_disk_text
 from .workspace_paths import resolve_workspace_path, workspace_relative
 
@@ -61,6 +63,7 @@ _DECLARATION = re.compile(r"[A-Za-z_$]")
 class _Chunk:
     anchors: list[str] = field(default_factory=list)
     rows: list[tuple[str, str]] = field(default_factory=list)  # (' ', '-' or '+', the line)
+    at_end: bool = False  # '*** End of File' closed it: its old lines end the file
 
     @property
     def old(self) -> list[str]:
@@ -77,7 +80,7 @@ class _Chunk:
         plus = strip_line_numbers("\n".join(added)) is not None if added else False
         rows = [(mark, text if mark == "+" and not plus else strip_line_numbers(text) or "")
                 for mark, text in self.rows]
-        return _Chunk(self.anchors, rows)
+        return _Chunk(self.anchors, rows, self.at_end)
 
 
 def _anchor(row: str) -> str:
@@ -139,7 +142,7 @@ def parse_patch(text: str) -> list[_Op]:
                     chunk = _Chunk()
                     op.chunks.append(chunk)
                 if row.strip() == _EOF:
-                    pass
+                    chunk.at_end = True
                 elif row[:1] in ("+", "-", " "):
                     chunk.rows.append((row[:1], row[1:]))
                 elif row == "":
@@ -241,6 +244,7 @@ async def plan_patch(host: ToolHost, text: str) -> _Planned:
             planned.writes[path] = None
             planned.lines.append(f"D {shown}")
             continue
+        after = 0  # the 0-based line after the previous chunk's change
         for index, chunk in enumerate(op.chunks):
             if not chunk.old:
                 raise ToolError(f"'{shown}', chunk {index + 1}: it has no context or removed lines to find it by")
@@ -250,12 +254,13 @@ async def plan_patch(host: ToolHost, text: str) -> _Planned:
             try:
                 scope = anchor_scope(current.split("\n"), chunk.anchors, shown)
                 try:
-                    current = plan_edit(current, old, new, shown=shown, starts=scope).text
+                    done = _locate(current, old, new, shown, scope, chunk, after)
                 except NotFound:
                     if scope is None:
                         raise
                     scope = None  # nothing in the anchor's scope: the whole file, as edit_file
-                    current = plan_edit(current, old, new, shown=shown).text
+                    done = _locate(current, old, new, shown, None, chunk, after)
+                current, after = done.text, done.first_line - 1 + done.new_lines
             except Ambiguous as exc:
                 # replace_all is edit_file's; a patch says which place by its '@@' line.
                 anchor = (f" (within '@@ {chunk.anchors[-1]}')" if scope is not None
@@ -276,6 +281,29 @@ async def plan_patch(host: ToolHost, text: str) -> _Planned:
             planned.writes[path] = current
             planned.lines.append(f"M {shown}")
     return planned
+
+
+def _locate(text: str, old: str, new: str, shown: str, scope: frozenset[int] | None, chunk: _Chunk,
+            after: int) -> Planned:
+    """One chunk planned in `text`. Found at several places, the patch's own order decides, as in
+    Codex: a chunk closed by '*** End of File' is the one that ends the file, any other the one
+    place after the previous chunk's change (chunks come in file order). Still several: Ambiguous."""
+    try:
+        return plan_edit(text, old, new, shown=shown, starts=scope)
+    except Ambiguous as several:
+        lines = text.count("\n") + 1
+        if chunk.at_end:
+            # The old lines end the file, with or without its last newline.
+            size = old.count("\n")
+            later = frozenset(i for i in (lines - 1 - size, lines - size) if i >= 0)
+        else:
+            later = frozenset(range(after, lines))
+        if scope is not None:
+            later &= scope
+        try:
+            return plan_edit(text, old, new, shown=shown, starts=later)
+        except NotFound:
+            raise several from None
 
 
 async def _apply_patch(host: ToolHost, args: ApplyPatchArgs) -> ToolResult:
