@@ -62,7 +62,9 @@ local function run()
   vim.cmd("doautocmd CursorMoved")
   local ended = 0
   shiro.on("event", function(p) if p.type == "turn_end" then ended = ended + 1 end end)
-  shiro.chat("make x a word")
+  -- As a user sends it about a line: `:6ShiroChat` (from visual mode `:'<,'>ShiroChat`) makes the
+  -- line the prompt's selection.
+  vim.cmd("6ShiroChat make x a word")
   wait("the edit's turn", 60000, function() return ended >= 1 end)
   results.after_edit = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   step("edit turn ended")

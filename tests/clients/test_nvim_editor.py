@@ -61,6 +61,7 @@ def test_nvim_with_pyright(fake: FakeProvider, tmp_path: Path) -> None:
     first, after_edit, nav_call, after_nav, inline = fake.main_requests[:5]
     context = json.dumps(first.body["input"])
     assert "<editor_context>" in context and "Active file: app.py (cursor at line 6" in context
+    assert "Selected in app.py lines 6:\\n```\\nx: int = 1\\n" in context, context
     result = json.dumps(after_edit.body["input"][-1])
     assert "new errors after this edit" in result, result
     assert "app.py:6:10: error reportAssignmentType" in result and "(Pyright)" in result, result

@@ -7,7 +7,10 @@ local function shiro()
 end
 
 local commands = {
-  { "ShiroChat", function(o) shiro().chat_command(o.args) end, { nargs = "*", desc = "shiro: send a prompt (no prompt: open the chat buffer)" } },
+  { "ShiroChat", function(o)
+    if o.range > 0 then shiro().select_lines(o.line1, o.line2) end
+    shiro().chat_command(o.args)
+  end, { nargs = "*", range = true, desc = "shiro: send a prompt (no prompt: open the chat buffer); with a range ('<,'>) the selection goes with it" } },
   { "ShiroAbort", function() shiro().abort() end, { desc = "shiro: abort the running turn and clear the queue" } },
   { "ShiroNew", function(o) shiro().new_session(o.bang) end, { bang = true, desc = "shiro: start a new session (! = private)" } },
   { "ShiroCompact", function(o) shiro().compact(o.args) end, { nargs = "*", desc = "shiro: compact the session [focus]" } },

@@ -521,6 +521,23 @@ function M.attach_image(path)
 end
 
 --- `:ShiroChat` without a prompt opens the chat buffer at its input line.
+--- `:'<,'>ShiroChat`: the next prompt carries these lines of the file as its selection (the
+--- visual selection as it was made when the range is its lines and it was charwise).
+function M.select_lines(line1, line2)
+  local buf = vim.api.nvim_get_current_buf()
+  if buf ~= require("shiro.editor").last.buf then
+    return -- a range in the chat buffer or a scratch buffer is no file's selection
+  end
+  local s, e = vim.api.nvim_buf_get_mark(buf, "<"), vim.api.nvim_buf_get_mark(buf, ">")
+  if s[1] == line1 and e[1] == line2 and vim.fn.visualmode() == "v" then
+    M.state.selection = "char"
+    return
+  end
+  vim.api.nvim_buf_set_mark(buf, "<", line1, 0, {})
+  vim.api.nvim_buf_set_mark(buf, ">", line2, 0, {})
+  M.state.selection = "line"
+end
+
 function M.chat_command(args)
   if args and not args:match("^%s*$") then
     M.chat(args)
