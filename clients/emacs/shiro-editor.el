@@ -165,6 +165,21 @@ chat.  A pinned code-action context is used once; a drop (`shiro-drop-context') 
       (when (bound-and-true-p flymake-mode)
         (mapcar #'shiro--lsp-diagnostic (seq-take (flymake-diagnostics beg end) shiro--max-per-file))))))
 
+(defvar-local shiro--generation 0
+  "How many times a flymake backend reported for this buffer: `generation' in shiro/diagnostics.
+With it the server knows the language server has looked at an edit, so an edit that changes no
+diagnostic need not wait the whole `diagnosticsWaitMs' (docs/editor-intelligence.md).")
+
+(defun shiro--count-report (&rest _)
+  "Count a flymake report (run in the reported buffer, by flymake's report function)."
+  (setq shiro--generation (1+ shiro--generation)))
+
+;; Flymake has no public hook for a backend's report; its report function (every backend's,
+;; eglot's included) ends in `flymake--handle-report' in the buffer (Emacs 26 to 30).
+(with-eval-after-load 'flymake
+  (when (fboundp 'flymake--handle-report)
+    (advice-add 'flymake--handle-report :after #'shiro--count-report)))
+
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql shiro/diagnostics)) &key uris)
   (let* ((asked (and uris (append uris nil)))
          (entries (if asked
@@ -174,7 +189,9 @@ chat.  A pinned code-action context is used once; a drop (`shiro-drop-context') 
     (dolist (entry entries)
       (let ((found (shiro--buffer-diagnostics (cdr entry))))
         (when (or found asked)
-          (push (list :uri (car entry) :diagnostics (vconcat found)) items))))
+          (push (list :uri (car entry) :diagnostics (vconcat found)
+                      :generation (if (buffer-live-p (cdr entry)) (buffer-local-value 'shiro--generation (cdr entry)) 0))
+                items))))
     (list :items (vconcat (nreverse items)))))
 
 ;;; shiro/navigate from xref ------------------------------------------------------------------

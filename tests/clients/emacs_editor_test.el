@@ -66,7 +66,9 @@
       (with-current-buffer (find-buffer-visiting app)
         (deactivate-mark)
         (test-put :afterEdit (buffer-substring-no-properties (point-min) (point-max)))
-        (test-put :flymakeAfter (mapcar #'flymake-diagnostic-text (flymake-diagnostics))))
+        (test-put :flymakeAfter (mapcar #'flymake-diagnostic-text (flymake-diagnostics)))
+        ;; shiro/diagnostics as the server gets it: the file's flymake reports counted (`generation')
+        (test-put :answer (eglot-handle-request shiro--server 'shiro/diagnostics :uris (vector (shiro--uri app)))))
       ;; the chip's [×]: the next prompt goes without the context
       (with-current-buffer "*shiro chat*" (shiro-drop-context))
       (test-put :chipDropped (with-current-buffer "*shiro chat*" (shiro--chip)))

@@ -71,6 +71,9 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     assert "new errors after this edit" in result, result
     assert 'app.py:6:10: error: \\"one\\" is a str, not an int (test-int-check)' in result, result
     assert "old" not in result
+    # flymake's reports counted: the first check, then at least one after the edit
+    (answer,) = r["answer"]["items"]
+    assert answer["uri"].endswith("/app.py") and answer["generation"] >= 2, r["answer"]
     # dropped: that prompt went without it, the one after it has it again
     assert r["chipDropped"] == " No editor context with the next prompt"
     assert "no context this time" in json.dumps(dropped.body["input"])
