@@ -28,6 +28,7 @@ from ..model.transcript import (
     ToolResultPart,
     UserMessage,
     estimate_tokens,
+    image_units,
     inline_parts,
     json_length,
 )
@@ -241,7 +242,7 @@ class _Work:
         self.kept: list[list[int]] = [[] for _ in range(n)]
         # In the estimate's units (json_length); `raw` stays bytes for the span keys and the chunk
         # cuts, which measure original JSON in bytes (SPAN_CHUNK_BYTES).
-        self.size: list[int] = [json_length(r) for r in self.raw]
+        self.size: list[int] = [json_length(r) + image_units(m) for r, m in zip(self.raw, messages)]
         self.alive: list[bool] = [True] * n
         self.cut: list[bool] = [False] * n  # tool calls or results taken out
         answered: set[str] = set()
@@ -285,6 +286,8 @@ class _Work:
         for j in drop:
             p = content[j]
             removed += json_length(_encoder.encode(p)) - _id_bytes(getattr(p, "item_id", None)) + 1  # its comma too
+            if isinstance(p, ToolResultPart):
+                removed += image_units(p)
         self.size[i] -= removed
         self.total -= removed
 

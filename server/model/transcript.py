@@ -7,6 +7,7 @@ from a completed, stored provider response.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Sequence, Union
 
@@ -120,8 +121,34 @@ def pending_calls(messages: list[Message]) -> list[ToolCallPart]:
 
 
 def estimate_tokens(messages: list[Message]) -> int:
-    """The seed's estimate: compact JSON length / 4. For deciding, never for billing."""
+    """The seed's estimate: compact JSON length / 4, the images the JSON holds by reference
+    added (`image_units`). For deciding, never for billing."""
     return _json_size(messages) // 4
+
+
+def image_tokens(width: int, height: int) -> int:
+    """An image at OpenAI's high detail, as its vision pricing tiles it: fitted within 2048 px, the
+    shorter side brought down to 768 px, 170 per 512 px tile and 85 more. A figure for deciding
+    (other providers count otherwise, a low-detail image costs 85), not a bill."""
+    w, h = float(max(width, 1)), float(max(height, 1))
+    fit = min(1.0, 2048 / max(w, h))
+    w, h = w * fit, h * fit
+    fit = min(1.0, 768 / min(w, h))
+    w, h = w * fit, h * fit
+    return 85 + 170 * max(1, math.ceil(w / 512)) * max(1, math.ceil(h / 512))
+
+
+def image_units(item: Message | ToolResultPart) -> int:
+    """The images a message (or a tool result) carries, in the estimate's units (4 a token): the
+    record names each by its file, so its JSON does not count the picture the model is sent;
+    without this a few screenshots could overflow the window unseen."""
+    if isinstance(item, UserMessage | ToolResultPart):
+        refs = item.images
+    elif isinstance(item, ToolMessage):
+        refs = [ref for part in item.content for ref in part.images]
+    else:
+        return 0
+    return 4 * sum(image_tokens(ref.width, ref.height) for ref in refs)
 
 
 # The design's estimate is `JSON.stringify(messages).length / 4` (docs/context.md): a length in
@@ -162,9 +189,9 @@ def _json_size(messages: list[Message]) -> int:
     if known is not None and len(known[0]) <= len(messages) and all(a is b for a, b in zip(known[0], messages)):
         measured, sizes = known
         fresh = messages[len(measured):]
-        measured, sizes = measured + fresh, sizes + [json_length(_encoder.encode(m)) for m in fresh]
+        measured, sizes = measured + fresh, sizes + [json_length(_encoder.encode(m)) + image_units(m) for m in fresh]
     else:
-        measured, sizes = list(messages), [json_length(_encoder.encode(m)) for m in messages]
+        measured, sizes = list(messages), [json_length(_encoder.encode(m)) + image_units(m) for m in messages]
     with _SIZE_MEMO_LOCK:
         _SIZE_MEMO[id(messages)] = (measured, sizes)  # most recent last
         while len(_SIZE_MEMO) > _SIZE_MEMO_LISTS:

@@ -12,6 +12,7 @@ import msgspec
 from shiro_neko.agent.prune import prune_for_wire
 from shiro_neko.model.transcript import (
     AssistantMessage,
+    ImageRef,
     Message,
     TextPart,
     ToolCallPart,
@@ -20,6 +21,7 @@ from shiro_neko.model.transcript import (
     UserMessage,
     encode_messages,
     estimate_tokens,
+    image_tokens,
     json_length,
     strip_item_ids,
 )
@@ -114,3 +116,32 @@ def test_the_pruners_summed_sizes_equal_the_estimate_on_a_cjk_view() -> None:
     budget = estimate_tokens(history) // 3
     view = prune_for_wire(history, budget)
     assert view.pruned and view.tokens == estimate_tokens(view.messages) == _exact(view.messages) <= budget
+
+
+# -- images: the record names each by its file, the model is sent the picture --------------------
+
+def _shot(i: int, width: int = 1920, height: int = 1080) -> ImageRef:
+    return ImageRef(name=f"{i:064x}.png", media_type="image/png", width=width, height=height, label="screenshot.png")
+
+
+def test_an_image_counts_as_what_the_model_is_sent_not_as_its_file_name() -> None:
+    assert [image_tokens(1024, 1024), image_tokens(2048, 4096), image_tokens(512, 512)] == [765, 1105, 255]
+    plain = UserMessage(content=[TextPart(text="what is wrong here?")])
+    shown = UserMessage(content=[TextPart(text="what is wrong here?")], images=[_shot(1), _shot(2, 1024, 1024)])
+    json_only = _js_length(encode_messages([shown]).decode()) // 4
+    assert estimate_tokens([shown]) == (_js_length(encode_messages([shown]).decode()) + 4 * (1105 + 765)) // 4
+    assert estimate_tokens([shown]) - estimate_tokens([plain]) > 1800 > json_only
+
+
+def test_screenshots_over_the_budget_are_pruned_and_the_summed_sizes_still_equal_the_estimate() -> None:
+    # 30 read_file results of a screenshot each: little JSON, ~33k tokens of pictures.
+    history: list[Message] = [UserMessage(content=[TextPart(text="look at the screens")])]
+    for i in range(30):
+        history.append(AssistantMessage(content=[ToolCallPart(tool_call_id=f"c{i}", tool_name="read_file", input={"path": f"s{i}.png"})]))
+        history.append(ToolMessage(content=[ToolResultPart(tool_call_id=f"c{i}", tool_name="read_file", output=f"s{i}.png: image 1920x1080",
+                                                           images=[_shot(i)])]))
+    history.append(AssistantMessage(content=[TextPart(text="The login button overlaps the footer.")]))
+    assert _exact(history) < 4_000 < 30_000 < estimate_tokens(history)
+    view = prune_for_wire(history, 8_000)
+    assert view.pruned and view.tokens == estimate_tokens(view.messages) <= 8_000
+    assert sum(len(p.images) for m in view.messages if isinstance(m, ToolMessage) for p in m.content) < 30
