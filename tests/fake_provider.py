@@ -38,6 +38,8 @@ State and knobs on a FakeProvider (thread-safe enough for tests):
 * ``pending``: scripted steps not consumed yet. ``wait_for_requests(n, timeout)`` blocks
   until ``n`` requests arrived (TimeoutError otherwise) and returns a copy of them.
 * ``GET /v1/models`` lists ``models`` (default ``["fake-model"]``).
+* ``strict_models = True``: a request for a model not in ``models`` gets the real API's 404
+  (code ``model_not_found``, "The model `…` does not exist or you do not have access to it.").
 * ``api_key``: when set, every request (``/v1/models`` too) must carry ``Authorization: Bearer
   <api_key>``; any other gets the real API's 401 (code ``invalid_api_key``, the key masked as
   ``sk-ab****yz``) and is kept in ``unauthorized`` (consuming no step), not in ``requests``.
@@ -329,6 +331,7 @@ class FakeProvider:
         self.supports_tools: bool = True
         self.strict_reasoning_followup: bool = False
         self.models: list[str] = ["fake-model"]
+        self.strict_models: bool = False
         self.api_key: str | None = None
         self.unauthorized: list[RecordedRequest] = []
         self.disconnected_early: int = 0
@@ -561,6 +564,9 @@ class FakeProvider:
     def _check_common(self, body: dict[str, Any]) -> None:
         if not body.get("model"):
             raise _Rejection(400, "Missing required parameter: 'model'.", "model", "missing_required_parameter")
+        if self.strict_models and body["model"] not in self.models:
+            raise _Rejection(404, f"The model `{body['model']}` does not exist or you do not have access to it.",
+                             None, "model_not_found")
         if not self.supports_tools and body.get("tools"):
             raise _Rejection(400, "tools is not supported with this model", "tools", "unsupported_parameter")
 

@@ -119,3 +119,28 @@ async def test_set_credentials_refuses_a_bad_url_or_key(harness) -> None:
     with pytest.raises(Exception, match="spaces or control characters"):
         await harness.command("shiro.setCredentials", {"apiKey": "sk-abc\r\nX-Evil: 1"})
     assert os.environ.get("OPENAI_API_KEY") != "sk-abc"
+
+
+async def test_a_model_the_endpoint_lacks_says_so_and_is_no_missing_responses_api(tmp_path: Path, fake: FakeProvider, workspace: Path) -> None:
+    """An Ollama-like endpoint without the default model: its 404 named the model, yet with
+    `wireApi: auto` it read as "no Responses API" and the session moved to Chat Completions for good."""
+    fake.strict_models = True
+    fake.models = ["fake-model"]
+    home = tmp_path / "home"
+    h = await start_client({"fake": fake, "home": home, "root": workspace}, "visual-studio-code",
+                           server_env(home, fake.base_url), settings={"wireApi": "auto"})
+    try:
+        fake.script(Reply(text="answered by fake-model"))
+        failed = await h.chat("hello")
+        assert failed["status"] == "error", failed
+        assert "The model `gpt-5` does not exist" in failed["error"] and "/model lists the ones it has" in failed["error"], failed
+        assert not any("Responses API" in json.dumps(e) for e in h.events), h.events
+        sid = failed["sessionId"]
+        await h.command("shiro.setModel", {"sessionId": sid, "model": "fake-model"})
+        answered = await h.chat("hello again", sessionId=sid)
+        assert answered["status"] != "error", answered
+        # One refused request (no retry on Chat Completions), then the Responses API with the model picked.
+        assert [(r.api, r.body["model"]) for r in fake.requests] == [("responses", "gpt-5"), ("responses", "fake-model")]
+        assert [(r.api, r.body["model"]) for r in fake.rejections] == [("responses", "gpt-5")]
+    finally:
+        await stop(h)

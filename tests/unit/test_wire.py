@@ -484,3 +484,14 @@ async def test_low_level_post_and_sdk_create_yield_the_same_event_types(fake: Fa
     assert from_sdk == from_ours
     assert isinstance(from_ours[-1], Completed) and [type(p) for p in from_ours[-1].message.content] == [
         ReasoningPart, TextPart, ToolCallPart, ToolCallPart]
+
+
+def test_names_model_on_the_endpoints_words_for_a_missing_model() -> None:
+    assert ProviderError("404: The model `gpt-5` does not exist or you do not have access to it.", status=404,
+                         code="model_not_found").names_model
+    assert ProviderError('404: model "gpt-5" not found, try pulling it first', status=404).names_model  # Ollama
+    assert ProviderError("400: Invalid model name passed in model=gpt-5", status=400).names_model  # LiteLLM
+    # A missing route is not a missing model: the Responses API fallback still reads it.
+    assert not ProviderError("404: 404 page not found", status=404).names_model
+    assert not ProviderError("404: Item with id 'rs_1' not found.", status=404, missing_item="rs_1").names_model
+    assert not ProviderError("500: model crashed; not found a way", status=500).names_model

@@ -17,6 +17,10 @@ _TOOLS_UNSUPPORTED = re.compile(
 
 
 _REASONING_UNSUPPORTED = re.compile(r"\breasoning[._ ]?effort\b|'reasoning'|`reasoning`", re.IGNORECASE)
+# "The model `x` does not exist or you do not have access to it." (OpenAI, vLLM), 'model "x" not
+# found, try pulling it first' (Ollama), "Invalid model name passed in model=x" (LiteLLM).
+_MODEL_UNKNOWN = re.compile(r"\bmodel\b[^.]*\b(does not exist|not found|not exist)\b|\binvalid model\b", re.IGNORECASE)
+MODEL_HINT = "the endpoint has no model by that name: /model lists the ones it has (or set `model`)"
 
 
 @dataclass
@@ -135,6 +139,15 @@ class ProviderError(Exception):
         if self.status != 400:
             return False
         return (self.param or "").startswith("reasoning") or bool(_REASONING_UNSUPPORTED.search(self.message))
+
+    @property
+    def names_model(self) -> bool:
+        """A 404 or 400 that says the model does not exist there (not a missing route: a 404 for
+        the Responses API is answered by falling back to Chat Completions, which a wrong model
+        name must not trigger)."""
+        if self.status not in (400, 404):
+            return False
+        return self.code == "model_not_found" or bool(_MODEL_UNKNOWN.search(self.message))
 
     @property
     def names_tools(self) -> bool:

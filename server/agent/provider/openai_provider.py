@@ -26,7 +26,7 @@ from . import early_request, wire_chat, wire_responses
 from ...config import WireApi
 from ...startup.trace import mark
 from .bounded_stream import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, bounded_stream_class
-from .base import Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
+from .base import MODEL_HINT, Completed, Notice, OutputStarted, ProviderError, ProviderEvent, ProviderRequest
 from ...protocol import SET_UP_MODEL
 
 log = logging.getLogger(__name__)
@@ -161,8 +161,11 @@ def _translate(exc: Exception) -> ProviderError:
         missing = None
         if status == 404 and isinstance(message, str) and message.startswith("Item with id"):
             missing = message.split("'")[1] if "'" in message else ""
+        text = f"{status}: {message}"
+        if ProviderError(text, status=status, code=body.get("code")).names_model:
+            text = f"{text} ({MODEL_HINT})"
         return ProviderError(
-            f"{status}: {message}",
+            text,
             status=status,
             code=body.get("code"),
             param=body.get("param"),
@@ -419,7 +422,8 @@ class OpenAIProvider:
             except ProviderError as err:
                 if output_started:
                     raise
-                if err.status == 404 and err.missing_item is None and self.config.wire_api == "auto" and self._wire == "responses":
+                if (err.status == 404 and err.missing_item is None and not err.names_model
+                        and self.config.wire_api == "auto" and self._wire == "responses"):
                     self._wire = "chat"
                     yield Notice("this endpoint has no Responses API; using Chat Completions for this session")
                     continue
