@@ -17,7 +17,10 @@ Here:
 - One session per start: once a connection is served, every later one is closed at once; it
   never gets the writer and its end does not end the server. Connections still proving
   themselves do not block each other (a silent one only costs itself its timeout), at most
-  MAX_PENDING at a time.
+  MAX_PENDING at a time; one more closes the oldest of them. Refusing the newest instead let
+  any local process (another user's too) keep the editor out for good by holding MAX_PENDING
+  silent connections and opening a new one as each timed out; a real client sends `initialize`
+  as it connects, so it proves itself long before eight later connections push it out.
 - The served connection is read with the stdio path's framing (`pygls_overrides.read_frames`)
   and written with its non-blocking writer (`pipe_writer.PipeWriter`, on a duplicate of the
   socket's descriptor), so TCP streams exactly as stdio does. Its end ends the server, as
@@ -119,7 +122,7 @@ class _Gate:
     def __init__(self, server: Any, token: str, on_writer: Callable[[Any], None], stop: threading.Event) -> None:
         self.server, self.token, self.on_writer, self.stop = server, token, on_writer, stop
         self.served = False
-        self.pending = 0
+        self.waiting: dict[asyncio.StreamWriter, None] = {}  # still proving themselves, oldest first
         self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def end(self) -> None:
@@ -128,12 +131,17 @@ class _Gate:
 
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        if self.served or self.pending >= MAX_PENDING:
-            log.warning("refused a connection from %s: %s", peer,
-                        "a client is served already" if self.served else "too many connections waiting")
+        if self.served:
+            log.warning("refused a connection from %s: a client is served already", peer)
             writer.close()
             return
-        self.pending += 1
+        if len(self.waiting) >= MAX_PENDING:
+            oldest = next(iter(self.waiting))
+            del self.waiting[oldest]
+            log.warning("closed the oldest of %d connections without initialize yet (from %s) for a new one",
+                        MAX_PENDING, oldest.get_extra_info("peername"))
+            oldest.close()  # its reader sees the end: "closed before initialize"
+        self.waiting[writer] = None
         try:
             first = await asyncio.wait_for(first_message(_Bounded(reader), self.token), AUTH_TIMEOUT_S)
         except (Refused, MalformedFrame, asyncio.TimeoutError, OSError) as exc:
@@ -142,7 +150,7 @@ class _Gate:
             writer.close()
             return
         finally:
-            self.pending -= 1
+            self.waiting.pop(writer, None)
         if self.served:  # another connection proved itself meanwhile
             writer.close()
             return

@@ -278,6 +278,35 @@ def test_a_second_connection_neither_ends_nor_takes_over_the_session(tcp):
     tcp.proc.wait(timeout=30)  # the owner's end ends the server, as stdin's end does
 
 
+def test_silent_connections_holding_every_waiting_slot_do_not_keep_the_editor_out(tcp):
+    """Issue 35's pending-slot denial of service: eight connections that never speak (renewed
+    as each times out) made every other connection "too many connections waiting", the editor's
+    too. Now a new connection closes the oldest waiting one."""
+    from shiro_neko.lsp.tcp_guard import MAX_PENDING
+
+    squatters = [socket.create_connection(("127.0.0.1", tcp.port), timeout=20) for _ in range(MAX_PENDING)]
+    try:
+        deadline = time.monotonic() + 20  # every squatter accepted and waiting before the editor comes
+        while sum(1 for line in open("/proc/net/tcp").readlines()[1:]
+                  if line.split()[1] == f"0100007F:{tcp.port:04X}" and line.split()[3] == "01") < MAX_PENDING:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)
+        owner = Client(tcp.port)
+        try:
+            assert owner.initialize(tcp.root, tcp.token)["result"]["serverInfo"]["name"] == "shiro-neko"
+            assert "result" in owner.remember(2, "the editor got in")
+        finally:
+            owner.close()
+        squatters[0].settimeout(10)
+        assert squatters[0].recv(1) == b""  # the oldest squatter was closed for the editor
+    finally:
+        for s in squatters:
+            s.close()
+    assert tcp.files_mention("the editor got in")
+    assert any("closed the oldest of" in line for line in tcp.stderr)
+
+
 def test_the_token_file_is_private_and_removed_at_exit(tcp):
     assert stat.S_IMODE(tcp.token_path.stat().st_mode) == 0o600
     assert stat.S_IMODE(tcp.token_path.parent.stat().st_mode) == 0o700
