@@ -54,7 +54,7 @@ from .features.history import HistoryFeature
 from .features.instructions import InstructionsFeature
 from .features.memory import MemoryFeature
 from .features.permission_rules import PermissionRulesFeature
-from .features.models import ModelFeature, checked_model
+from .features.models import ModelFeature, checked_model, known_effort
 from .features.session_admin import SessionAdminFeature
 from .features.sessions import SessionsFeature
 from .features.short_term_memory import ShortTermMemoryFeature
@@ -179,15 +179,17 @@ class ShiroService:
         setting, None only reports. Effective from the session's next request."""
         if effort == "default":
             self.efforts.pop(session.id, None)
+            session.state.effort_override = msgspec.UNSET
         elif effort is not None:
-            chosen = next((e for e in EFFORTS if e == effort.strip().lower()), None)
+            chosen = known_effort(effort)
             if chosen is None:
                 raise InvalidArguments(
                     f"unknown effort {effort!r}: use one of {', '.join(EFFORTS)}, or \"default\" for the "
                     "reasoningEffort setting")
-            self.efforts[session.id] = chosen
+            self.efforts[session.id] = session.state.effort_override = chosen  # the record keeps it for a resume
         settings = self.settings_for(session.id)
         if effort is not None:
+            session.changed()
             emit_status(session)
         return EffortResult(effort=settings.reasoningEffort, model=settings.effective_model)
 
@@ -211,8 +213,10 @@ class ShiroService:
         if model is not None:
             if model.strip() == "default":
                 self.model_choice.models.pop(session.id, None)
+                session.state.model_override = msgspec.UNSET
             else:
-                self.model_choice.models[session.id] = chosen
+                self.model_choice.models[session.id] = session.state.model_override = chosen  # kept for a resume
+            session.changed()
             emit_status(session)
         settings = self.settings_for(session.id)
         return SetModelResult(model=settings.effective_model, effort=settings.reasoningEffort)
@@ -302,7 +306,8 @@ class ShiroService:
         held, self.trust_notices = self.trust_notices, []  # what a project file holds back, told once
         notices = await self.mcp.prepare_turn(session.root)
         notice = self.sandbox_notice(session)
-        return [*held, *([notice] if notice else []), *notices, *self.skills.notices(session)]
+        choice = self.model_choice.notices.pop(session.id, None)  # a resumed record's dropped model or effort
+        return [*held, *([notice] if notice else []), *([choice] if choice else []), *notices, *self.skills.notices(session)]
 
     def sandbox_notice(self, session: AgentSession) -> str | None:
         mode = self.settings_for(session.id).sandbox
@@ -357,6 +362,10 @@ class ShiroService:
         """A live session of `workspace`: a new one, or one running on a saved `state` (resume)."""
         if state is None:
             state = SessionState(id=new_uuid7(), cwd=str(workspace.root), private=private)
+        else:  # a resume: the model and effort its user picked come back (checked: the record is disk input)
+            effort = self.model_choice.restore(state)
+            if effort is not None:
+                self.efforts[state.id] = effort
         session_id = state.id
         deps = SessionDeps(
             settings=lambda: self.settings_for(session_id),

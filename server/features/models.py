@@ -9,14 +9,20 @@ Authorization header of each request and blanks it out of error texts.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+import msgspec
+
 from ..agent import model_list
 from ..agent.provider.early_request import SDK_DEFAULT_BASE_URL
-from ..config import Settings
+from ..config import EFFORTS, Effort, Settings
 from ..errors import InvalidArguments
+from ..model.session_state import SessionState
 from ..protocol import ModelInfo, ModelsResult, SET_UP_MODEL, SetCredentialsArgs, SetCredentialsResult
+
+log = logging.getLogger(__name__)
 
 MAX_KEY = 8192  # characters: longer than any provider's key (JWTs included)
 MAX_MODEL = model_list.MAX_ID
@@ -29,6 +35,11 @@ def checked_model(model: str) -> str:
     if not model or len(model) > MAX_MODEL or not model.isprintable():
         raise InvalidArguments(f"{model[:40]!r} is not a model id: give a name such as gpt-5 or qwen2.5-coder")
     return model
+
+
+def known_effort(effort: str) -> Effort | None:
+    """The effort level `effort` names (case and spaces aside), None when it names none."""
+    return next((e for e in EFFORTS if e == effort.strip().lower()), None)
 
 
 def _checked_key(key: str) -> str:
@@ -56,6 +67,9 @@ class ModelFeature:
         self.api_key: str | None = None  # handed over with shiro.setCredentials; memory only
         # shiro.setModel per session, over the `model` setting.
         self.models: dict[str, str] = {}
+        # A resumed session's dropped choice, told at the start of its next turn (before_turn): a
+        # notice sent with the resume itself would land before the client shows that session.
+        self.notices: dict[str, str] = {}
 
     def set_credentials(self, args: SetCredentialsArgs) -> SetCredentialsResult:
         """An endpoint and key for the rest of this process: the key kept here, the URL and model
@@ -94,5 +108,33 @@ class ModelFeature:
                 models.append(ModelInfo(id=model, source="settings"))
         return ModelsResult(models=models, current=settings.effective_model, error=error)
 
+    def restore(self, state: SessionState) -> Effort | None:
+        """A resumed session's own model (kept here) and effort (returned), as its user picked
+        them. The record is disk input: each is checked as shiro.setModel checks it, and one that
+        it would refuse (a hand-edited record) is dropped, said in a notice, and the session
+        follows the settings there instead."""
+        dropped: list[str] = []
+        if isinstance(state.model_override, str):
+            try:
+                self.models[state.id] = state.model_override = checked_model(state.model_override)
+            except InvalidArguments:
+                dropped.append(f"model {state.model_override[:40]!r} (not a model id)")
+                state.model_override = msgspec.UNSET
+        effort = None
+        if isinstance(state.effort_override, str):
+            effort = known_effort(state.effort_override)
+            if effort is None:
+                dropped.append(f"effort {state.effort_override[:40]!r} (not one of {', '.join(EFFORTS)})")
+                state.effort_override = msgspec.UNSET
+            else:
+                state.effort_override = effort
+        if dropped:
+            notice = (f"dropped this session's saved {' and '.join(dropped)}: it follows the settings "
+                      "(`model`, `reasoningEffort`) instead; /model or /effort picks one again")
+            log.warning("session %s: %s", state.id, notice)
+            self.notices[state.id] = notice
+        return effort
+
     def forget(self, session_id: str) -> None:
         self.models.pop(session_id, None)
+        self.notices.pop(session_id, None)

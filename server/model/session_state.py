@@ -65,3 +65,9 @@ class SessionState(msgspec.Struct, rename="camel", kw_only=True):
     # "plan" or "act" once the session's mode was switched (agent/plan_mode.py): a resumed session
     # goes on in it. Left out until then, so older records keep their bytes.
     mode: str | msgspec.UnsetType = msgspec.UNSET
+    # The model and effort the user picked for this session (shiro.setModel, shiro.effort), over
+    # the settings; a resume picks them up again (ShiroService.make_session checks them first: the
+    # record is disk input). Left out while the session follows the settings (and after "default"),
+    # so a later change of the `model` setting reaches it, and older records keep their bytes.
+    model_override: str | msgspec.UnsetType = msgspec.UNSET
+    effort_override: str | msgspec.UnsetType = msgspec.UNSET
