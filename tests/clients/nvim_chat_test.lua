@@ -2,68 +2,12 @@
 -- Run by tests/clients/test_nvim.py:  nvim --headless -i NONE -u tests/clients/nvim_chat_test.lua
 -- Env: SHIRO_NVIM_PLUGIN (clients/nvim), SHIRO_NVIM_SERVER (JSON list: the server command),
 --      SHIRO_NVIM_WORKSPACE (workspace folder, also the cwd), SHIRO_NVIM_OUT (result JSON path).
--- Exit 0 when the script ran to the end (pytest judges the JSON), 1 on a Lua error, 2 on timeout.
+-- The watchdog, the results file and the exit codes: tests/clients/nvim_harness.lua.
 
--- Every wait below is for a condition, so a generous deadline costs a passing run nothing; a
--- machine shared by many jobs may take many seconds to start the server or stream a turn.
-local SLACK = 6
-local WATCHDOG_MS = 240000
-
--- the watchdog first: nvim must exit whatever happens below
-vim.defer_fn(function() vim.cmd("cquit 2") end, WATCHDOG_MS)
-
-local function env(name)
-  local value = os.getenv(name)
-  if not value or value == "" then
-    io.stderr:write("missing environment variable " .. name .. "\n")
-    vim.cmd("cquit 1")
-  end
-  return value
-end
-
-local out_path = env("SHIRO_NVIM_OUT")
-local plugin = env("SHIRO_NVIM_PLUGIN")
-local server = vim.fn.json_decode(env("SHIRO_NVIM_SERVER"))
-local workspace = env("SHIRO_NVIM_WORKSPACE")
-
-vim.opt.runtimepath:prepend(plugin)
-vim.o.columns, vim.o.lines = 120, 40
-vim.o.hidden = true
-
-local v = vim.version()
-local results = {
-  nvim_version = string.format("%d.%d.%d", v.major, v.minor, v.patch),
-  notifications = {},
-  errors = {},
-  steps = {},
-}
-
-local function write_results()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.fn.json_encode(results))
-  f:close()
-end
-
--- the watchdog again, now with something to report (fires just before the first one)
-vim.defer_fn(function()
-  results.errors[#results.errors + 1] = "watchdog: timed out at step " .. tostring(results.steps[#results.steps])
-  pcall(write_results)
-  vim.cmd("cquit 2")
-end, WATCHDOG_MS - 1000)
-
-vim.notify = function(msg, level)
-  table.insert(results.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
-end
-
-local function step(name)
-  table.insert(results.steps, name)
-end
-
-local function wait(what, ms, cond)
-  if not vim.wait(ms * SLACK, cond, 20) then
-    error("timed out waiting for " .. what .. " (" .. ms * SLACK .. " ms)")
-  end
-end
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/nvim_harness.lua")
+  .start({ watchdog_ms = 240000, options = { columns = 120, lines = 40, hidden = true } })
+local results, step, wait = h.results, h.step, h.wait
+local server, workspace = h.server, h.workspace
 
 local function run()
   step("before setup")
@@ -79,10 +23,7 @@ local function run()
   -- approvals: answer "Allow" and remember what was asked
   results.asked = {}
   vim.ui.select = function(items, opts, on_choice)
-    local titles = {}
-    for _, item in ipairs(items) do
-      table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
-    end
+    local titles = h.titles(items, opts)
     table.insert(results.asked, { prompt = opts.prompt, kind = opts.kind, items = titles })
     local choice = items[1]
     if opts.kind == "shiro_rewind" then
@@ -216,21 +157,8 @@ local function run()
 
   -- 7. the server stops cleanly
   step("stop")
-  local id = shiro.state.client_id
-  shiro.stop()
-  wait("the server to exit", 5000, function() return vim.lsp.get_client_by_id(id) == nil or shiro.state.client_id == nil end)
+  h.stop(shiro)
   step("done")
 end
 
-vim.api.nvim_create_autocmd("VimEnter", {
-  once = true,
-  callback = function()
-    local ok, err = xpcall(run, debug.traceback)
-    if not ok then
-      table.insert(results.errors, tostring(err))
-    end
-    results.messages = vim.fn.execute("messages")
-    write_results()
-    vim.cmd(ok and "qall!" or "cquit 1")
-  end,
-})
+h.run(run, { at_vim_enter = true })

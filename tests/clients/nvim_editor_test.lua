@@ -2,42 +2,13 @@
 -- Run by tests/clients/test_nvim_editor.py:  nvim --headless -i NONE -u tests/clients/nvim_editor_test.lua
 -- Env: SHIRO_NVIM_PLUGIN, SHIRO_NVIM_SERVER (JSON list), SHIRO_NVIM_WORKSPACE, SHIRO_NVIM_OUT,
 --      SHIRO_NVIM_PYRIGHT (pyright-langserver).
--- Exit 0 when the script ran to the end (pytest judges the JSON), 1 on a Lua error, 2 on timeout.
+-- The watchdog, the results file and the exit codes: tests/clients/nvim_harness.lua.
 
-local SLACK = 6
-local WATCHDOG_MS = 280000
-vim.defer_fn(function() vim.cmd("cquit 2") end, WATCHDOG_MS)
-
-local out_path = os.getenv("SHIRO_NVIM_OUT")
-local plugin = os.getenv("SHIRO_NVIM_PLUGIN")
-local server = vim.fn.json_decode(os.getenv("SHIRO_NVIM_SERVER"))
-local workspace = os.getenv("SHIRO_NVIM_WORKSPACE")
-local pyright = os.getenv("SHIRO_NVIM_PYRIGHT")
-
-vim.opt.runtimepath:prepend(plugin)
-vim.o.columns, vim.o.lines = 120, 40
-vim.o.hidden = true
-
-local results = { errors = {}, steps = {}, notifications = {} }
-local function write_results()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.fn.json_encode(results))
-  f:close()
-end
-vim.defer_fn(function()
-  results.errors[#results.errors + 1] = "watchdog: timed out at step " .. tostring(results.steps[#results.steps])
-  pcall(write_results)
-  vim.cmd("cquit 2")
-end, WATCHDOG_MS - 1000)
-vim.notify = function(msg, level)
-  table.insert(results.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
-end
-local function step(name) table.insert(results.steps, name) end
-local function wait(what, ms, cond)
-  if not vim.wait(ms * SLACK, cond, 20) then
-    error("timed out waiting for " .. what .. " (" .. ms * SLACK .. " ms)")
-  end
-end
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/nvim_harness.lua")
+  .start({ watchdog_ms = 280000, options = { columns = 120, lines = 40, hidden = true } })
+local results, step, wait = h.results, h.step, h.wait
+local server, workspace = h.server, h.workspace
+local pyright = h.env("SHIRO_NVIM_PYRIGHT")
 
 local function run()
   local shiro = require("shiro")
@@ -114,9 +85,4 @@ local function run()
   step("inline edit accepted")
 end
 
-local ok, err = xpcall(run, debug.traceback)
-if not ok then
-  results.errors[#results.errors + 1] = tostring(err)
-end
-write_results()
-vim.cmd(ok and "qall!" or "cquit 1")
+h.run(run)

@@ -1,43 +1,11 @@
 -- Headless Neovim: plan mode through the shiro plugin against the real server and the fake provider.
 -- Run by tests/clients/test_nvim_plan.py (same environment as nvim_chat_test.lua).
+-- The watchdog, the results file and the exit codes: tests/clients/nvim_harness.lua.
 
-local SLACK = 6
-local WATCHDOG_MS = 120000
-vim.defer_fn(function() vim.cmd("cquit 2") end, WATCHDOG_MS)
-
-local out_path = os.getenv("SHIRO_NVIM_OUT")
-local server = vim.fn.json_decode(os.getenv("SHIRO_NVIM_SERVER"))
-local workspace = os.getenv("SHIRO_NVIM_WORKSPACE")
-vim.opt.runtimepath:prepend(os.getenv("SHIRO_NVIM_PLUGIN"))
-
-local results = { notifications = {}, errors = {}, steps = {} }
-local function write_results()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.fn.json_encode(results))
-  f:close()
-end
-vim.defer_fn(function()
-  table.insert(results.errors, "watchdog: timed out at step " .. tostring(results.steps[#results.steps]))
-  pcall(write_results)
-  vim.cmd("cquit 2")
-end, WATCHDOG_MS - 1000)
-vim.notify = function(msg, level)
-  table.insert(results.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
-end
-local function step(name) table.insert(results.steps, name) end
-local function wait(what, ms, cond)
-  if not vim.wait(ms * SLACK, cond, 20) then
-    error("timed out waiting for " .. what)
-  end
-end
-local function notified(pattern)
-  for _, n in ipairs(results.notifications) do
-    if n.msg:find(pattern, 1, true) then
-      return true
-    end
-  end
-  return false
-end
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/nvim_harness.lua")
+  .start({ watchdog_ms = 120000 })
+local results, step, wait, notified = h.results, h.step, h.wait, h.notified
+local server, workspace = h.server, h.workspace
 
 local function run()
   local shiro = require("shiro")
@@ -72,9 +40,4 @@ local function run()
   step("done")
 end
 
-local ok, err = pcall(run)
-if not ok then
-  table.insert(results.errors, tostring(err))
-end
-write_results()
-vim.cmd(ok and "qall!" or "cquit 1")
+h.run(run)

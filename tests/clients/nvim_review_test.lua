@@ -1,66 +1,14 @@
 -- Headless Neovim: what the agent changes, seen and answered in Neovim (issue 41 items 3, 7, 8 and
 -- issue 37's effort and reasoning). Run by tests/clients/test_nvim_review.py:
 --   nvim --headless -i NONE -u tests/clients/nvim_review_test.lua
--- Env as tests/clients/nvim_chat_test.lua. Exit 0 when the script ran to the end (pytest judges
--- the JSON), 1 on a Lua error, 2 on timeout.
+-- Env as tests/clients/nvim_chat_test.lua. The watchdog, the results file and the exit codes:
+-- tests/clients/nvim_harness.lua.
 
-local SLACK = 6 -- waits are for conditions; a shared machine may be slow
-local WATCHDOG_MS = 240000
-vim.defer_fn(function() vim.cmd("cquit 2") end, WATCHDOG_MS)
-
-local function env(name)
-  local value = os.getenv(name)
-  if not value or value == "" then
-    io.stderr:write("missing environment variable " .. name .. "\n")
-    vim.cmd("cquit 1")
-  end
-  return value
-end
-
-local out_path = env("SHIRO_NVIM_OUT")
-local plugin = env("SHIRO_NVIM_PLUGIN")
-local server = vim.fn.json_decode(env("SHIRO_NVIM_SERVER"))
-local workspace = env("SHIRO_NVIM_WORKSPACE")
-
-vim.opt.runtimepath:prepend(plugin)
-vim.o.columns, vim.o.lines = 160, 40
-vim.o.hidden = true
-
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/nvim_harness.lua")
+  .start({ watchdog_ms = 240000, options = { columns = 160, lines = 40, hidden = true }, results = { asked = {} } })
+local results, step, wait = h.results, h.step, h.wait
+local server, workspace = h.server, h.workspace
 local api = vim.api
-local v = vim.version()
-local results = {
-  nvim_version = string.format("%d.%d.%d", v.major, v.minor, v.patch),
-  notifications = {},
-  errors = {},
-  steps = {},
-  asked = {},
-}
-
-local function write_results()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.fn.json_encode(results))
-  f:close()
-end
-
-vim.defer_fn(function()
-  results.errors[#results.errors + 1] = "watchdog: timed out at step " .. tostring(results.steps[#results.steps])
-  pcall(write_results)
-  vim.cmd("cquit 2")
-end, WATCHDOG_MS - 1000)
-
-vim.notify = function(msg, level)
-  table.insert(results.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
-end
-
-local function step(name)
-  table.insert(results.steps, name)
-end
-
-local function wait(what, ms, cond)
-  if not vim.wait(ms * SLACK, cond, 20) then
-    error("timed out waiting for " .. what .. " (" .. ms * SLACK .. " ms)")
-  end
-end
 
 --- A window's screen rectangle {top, left, bottom, right} (inclusive, 0-based), border included:
 --- floats from their config (their position is only computed at a redraw), splits from Neovim.
@@ -127,10 +75,7 @@ local function run()
     on_confirm("keep hello; add a GREETING constant instead")
   end
   vim.ui.select = function(items, opts, on_choice)
-    local titles = {}
-    for _, item in ipairs(items) do
-      table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
-    end
+    local titles = h.titles(items, opts)
     local asked = { prompt = opts.prompt, kind = opts.kind, items = titles, float = float_state(), tab = tab_state() }
     table.insert(results.asked, asked)
     local want = "Allow"
@@ -236,21 +181,8 @@ local function run()
   wait("turn 4", 10000, function() return shiro.state.turns_ended >= 4 end)
 
   step("stop")
-  local id = shiro.state.client_id
-  shiro.stop()
-  wait("the server to exit", 5000, function() return vim.lsp.get_client_by_id(id) == nil or shiro.state.client_id == nil end)
+  h.stop(shiro)
   step("done")
 end
 
-vim.api.nvim_create_autocmd("VimEnter", {
-  once = true,
-  callback = function()
-    local ok, err = xpcall(run, debug.traceback)
-    if not ok then
-      table.insert(results.errors, tostring(err))
-    end
-    results.messages = vim.fn.execute("messages")
-    write_results()
-    vim.cmd(ok and "qall!" or "cquit 1")
-  end,
-})
+h.run(run, { at_vim_enter = true })

@@ -1,51 +1,12 @@
 -- Headless Neovim: saved sessions (issue 40): search, resume, rename, export, delete. Run by
 -- tests/clients/test_nvim_sessions.py: nvim --headless -i NONE -u tests/clients/nvim_sessions_test.lua
--- Env as tests/clients/nvim_chat_test.lua. Exit 0 when the script ran to the end (pytest judges
--- the JSON), 1 on a Lua error, 2 on timeout.
+-- Env as tests/clients/nvim_chat_test.lua, and SHIRO_NEKO_HOME. The watchdog, the results file
+-- and the exit codes: tests/clients/nvim_harness.lua.
 
-local SLACK = 6
-local WATCHDOG_MS = 180000
-vim.defer_fn(function() vim.cmd("cquit 2") end, WATCHDOG_MS)
-
-local function env(name)
-  local value = os.getenv(name)
-  if not value or value == "" then
-    io.stderr:write("missing environment variable " .. name .. "\n")
-    vim.cmd("cquit 1")
-  end
-  return value
-end
-
-local out_path = env("SHIRO_NVIM_OUT")
-local plugin = env("SHIRO_NVIM_PLUGIN")
-local server = vim.fn.json_decode(env("SHIRO_NVIM_SERVER"))
-local workspace = env("SHIRO_NVIM_WORKSPACE")
-local home = env("SHIRO_NEKO_HOME")
-
-vim.opt.runtimepath:prepend(plugin)
-vim.o.columns, vim.o.lines = 160, 40
-
-local results = { notifications = {}, errors = {}, steps = {}, asked = {} }
-
-local function write_results()
-  local f = assert(io.open(out_path, "w"))
-  f:write(vim.fn.json_encode(results))
-  f:close()
-end
-
-vim.notify = function(msg, level)
-  table.insert(results.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
-end
-
-local function step(name)
-  table.insert(results.steps, name)
-end
-
-local function wait(what, ms, cond)
-  if not vim.wait(ms * SLACK, cond, 20) then
-    error("timed out waiting for " .. what .. " (" .. ms * SLACK .. " ms)")
-  end
-end
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/nvim_harness.lua")
+  .start({ watchdog_ms = 180000, options = { columns = 160, lines = 40 }, results = { asked = {} } })
+local results, step, wait, server = h.results, h.step, h.wait, h.server
+local home = h.env("SHIRO_NEKO_HOME")
 
 local function notified(pattern, from)
   return function()
@@ -63,23 +24,8 @@ local function run()
   shiro.setup({ cmd = server, settings = { approvals = "ask", sandbox = "off", model = "fake-model" } })
   -- vim.ui.select: record what is offered; pick the row holding SHIRO_PICK (else the first).
   local pick = nil
-  vim.ui.select = function(items, opts, on_choice)
-    local titles = {}
-    for _, item in ipairs(items) do
-      table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
-    end
-    table.insert(results.asked, { kind = opts.kind, prompt = opts.prompt, items = titles })
-    for i, item in ipairs(items) do
-      if not pick or titles[i]:find(pick, 1, true) then
-        return on_choice(item, i)
-      end
-    end
-    on_choice(nil, nil)
-  end
-  vim.fn.confirm = function(text)
-    table.insert(results.asked, { kind = "confirm", prompt = text })
-    return 1
-  end
+  h.answer_select(function(title) return not pick or title:find(pick, 1, true) end)
+  h.confirm_yes()
 
   step("two sessions")
   vim.cmd("ShiroChat why is the invoice total off by a cent?")
@@ -116,9 +62,4 @@ local function run()
   step("done")
 end
 
-local ok, err = pcall(run)
-if not ok then
-  table.insert(results.errors, tostring(err))
-end
-write_results()
-vim.cmd(ok and "qall!" or "cquit 1")
+h.run(run)
