@@ -48,6 +48,30 @@ def user_settings_path() -> Path:
     return platformdirs.user_config_path("shiro-neko") / "settings.json"
 
 
+class SettingsFileError(ValueError):
+    """The user file cannot take a setting (it does not parse): it is left as it is."""
+
+
+def save_user_setting(name: str, value: Any) -> Path:
+    """Set one key of the user file, every other key kept as it is, written atomically (the first
+    run's model pick, clients/terminal/first_run.py). A file that does not parse is never
+    replaced: SettingsFileError says which and why."""
+    from .state.atomic import SMALL_MAX_BYTES, write_atomic  # noqa: PLC0415 - only when something is kept
+
+    path = user_settings_path().resolve()  # a symlinked file (dotfiles) is written where it points
+    problems: list[str] = []
+    data = _read(path, problems) if path.exists() else {}
+    if data is None:
+        raise SettingsFileError(problems[0].removesuffix("; ignored") + "; fix it, then run `shiro setup` again")
+    data[name] = value
+    body = json.dumps(data, indent=2, ensure_ascii=False).encode() + b"\n"
+    if len(body) > SMALL_MAX_BYTES:
+        raise SettingsFileError(f"{path}: would be over {SMALL_MAX_BYTES} bytes; not written")
+    mode = path.stat().st_mode & 0o777 if path.exists() else None
+    write_atomic(path, body, mode=mode)
+    return path
+
+
 def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """`update` over `base`, objects merged key by key (a nested setting overrides only itself)."""
     out = dict(base)

@@ -41,15 +41,16 @@ def _initialize_answer(data: bytes) -> dict[str, object] | None:
 
 
 class ChatAhead:
-    def __init__(self, stdout_r: int, stdin_w: int, prompt: str) -> None:
-        self._stdout_r, self._stdin_w, self._prompt = stdout_r, stdin_w, prompt
+    def __init__(self, stdout_r: int, stdin_w: int, prompt: str, images: list[dict[str, object]] | None = None) -> None:
+        self._stdout_r, self._stdin_w, self._prompt, self._images = stdout_r, stdin_w, prompt, images
         self.read = b""  # every byte taken from the server's stdout, for the asyncio reader
         self.chat_sent = False  # `initialized` and the chat went (else the connection sends them)
         self._thread = threading.Thread(target=self._run, name="shiro-chat-ahead", daemon=True)
         self._thread.start()
 
     def chat_args(self) -> dict[str, object]:
-        return {"prompt": self._prompt}
+        # As Connection.chat builds them (clients/terminal/connection.py), which compares the two.
+        return {"prompt": self._prompt, "images": self._images} if self._images else {"prompt": self._prompt}
 
     def _run(self) -> None:
         data = b""

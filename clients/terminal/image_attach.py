@@ -2,7 +2,9 @@
 attachment the server reads and checks; `@/tmp/shot.png`, `@~/Desktop/shot.png`, or a path to an
 image pasted or dropped as it is (`'/home/me/Screenshot 1.png'`, what a terminal types for a drop)
 is read here and sent as `shiro.chat`'s `images` (the server checks, downscales and stores them:
-server/agent/images.py)."""
+server/agent/images.py). `shiro -p --image PATH` sends its files the same way, each checked here
+first (`flag_images`): a missing file, one that is no image, or one too big stops the run before
+anything is sent."""
 
 from __future__ import annotations
 
@@ -48,3 +50,47 @@ def outside_images(text: str) -> tuple[list[dict[str, Any]], list[str]]:
                        "name": path.name})
         notes.append(f"attached image {path.name} ({max(1, size // 1024)} KB)")
     return images, notes
+
+
+class ImageFlagError(ValueError):
+    """An `--image` that cannot go: the text names the file, why, and what to do."""
+
+
+def _sniff(head: bytes) -> str | None:
+    """The media type the first bytes announce (as server/agent/images.py `sniff` reads them)."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def flag_images(paths: list[str]) -> list[dict[str, Any]]:
+    """`--image` files as `shiro.chat` images; ImageFlagError on the first that cannot go."""
+    if len(paths) > MAX_IMAGES:
+        raise ImageFlagError(f"{len(paths)} images given: at most {MAX_IMAGES} go with one prompt")
+    images: list[dict[str, Any]] = []
+    for name in paths:
+        path = Path(name).expanduser()
+        try:
+            if not path.is_file():
+                raise ImageFlagError(f"{name}: no such file" if not path.exists() else f"{name}: not a file")
+            size = path.stat().st_size
+            if size > MAX_BYTES:
+                raise ImageFlagError(f"{name} is {size / 1048576:.1f} MB: images go up to {MAX_BYTES // 1048576} MB; "
+                                     "send a smaller one (a screenshot of the part that matters)")
+            with path.open("rb") as f:
+                data = f.read(MAX_BYTES + 1)  # the size may have changed since stat
+        except OSError as exc:
+            raise ImageFlagError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+        if len(data) > MAX_BYTES:
+            raise ImageFlagError(f"{name}: over {MAX_BYTES // 1048576} MB; send a smaller one")
+        media_type = _sniff(data[:16])
+        if media_type is None:
+            raise ImageFlagError(f"{name}: not a PNG, JPEG, GIF or WebP image; convert it to one of those")
+        images.append({"mediaType": media_type, "data": base64.b64encode(data).decode("ascii"), "name": path.name})
+    return images

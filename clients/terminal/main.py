@@ -11,7 +11,9 @@
 The client starts the language server (`python -m shiro_neko`) or attaches to a warm one, and
 speaks LSP to it; the flags travel as `initializationOptions`. `shiro sessions` needs no server:
 it reads the session store in this process (clients/terminal/local_sessions.py). Nothing here talks to the
-network: only the server contacts the model endpoint.
+network but the first run's (and `shiro setup`'s) model question, which lists the endpoint's
+models before any server runs (clients/terminal/first_run.py); otherwise only the server contacts
+the model endpoint.
 
 This module is the entry point and stays small (docs/performance.md): it imports argparse and
 nothing heavy, makes the warm server's handshake (stdlib only) before anything else is imported,
@@ -38,6 +40,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="shiro",
         usage="shiro [-p PROMPT] [-c | -r ID] [--agent NAME] [--model NAME] [--no-memory] [--approvals MODE]\n"
         "       [--base-url URL] [--wire-api API] [--output-format text|json|stream-json] [--max-cost-usd N]\n"
+        "       [--image PATH]...\n"
         "       shiro sessions [--json] [--limit N]\n"
         "       shiro trust [DIR]\n"
         "       shiro acp [--model NAME] [--agent NAME] [--approvals MODE] [--no-memory] [--base-url URL] [--wire-api API]",
@@ -63,6 +66,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama (overrides OPENAI_BASE_URL)")
     parser.add_argument("--wire-api", choices=("responses", "chat", "auto"),
                         help="API shape the endpoint speaks (chat for most local servers; default: the setting, responses)")
+    parser.add_argument("--image", action="append", default=[], metavar="PATH",
+                        help="with -p: send this image with the prompt (PNG, JPEG, GIF, WebP; repeatable)")
     parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
                         help="with -p: text (the answer), json (one result object), stream-json (one event per line, "
                         "then the result); docs/terminal.md")
@@ -122,6 +127,18 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     elif not (sys.stdin.isatty() and sys.stdout.isatty()):
         err('shiro: no terminal here; run one turn with  shiro -p "prompt"')
         return EXIT_USAGE
+    images: list[dict[str, object]] = []
+    if args.image:
+        if prompt is None:
+            err('shiro: --image is for one turn: shiro -p "prompt" --image shot.png (in the chat, type @shot.png)')
+            return EXIT_USAGE
+        from .image_attach import ImageFlagError, flag_images
+
+        try:
+            images = flag_images(args.image)  # read and checked before a server starts: nothing is sent
+        except ImageFlagError as exc:
+            err(f"shiro: --image {exc}")
+            return EXIT_USAGE
     if prompt is None:
         from . import trust
 
@@ -154,7 +171,10 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     # The endpoint and key a first run kept (docs/models.md); none anywhere: asked now, on a terminal.
     kept = stored(options)
     if kept is None and prompt is None and unconfigured(options):
-        kept = ask()
+        answers = ask()
+        kept = answers.credentials if answers is not None else None
+        if answers is not None and answers.model and not args.model:
+            options = {**options, "model": answers.model}  # kept in the settings file for the next runs too
     options = apply(options, kept)
     key = kept.api_key if kept is not None else None
     if prompt is not None and unconfigured(options) and key is None:
@@ -168,12 +188,12 @@ def _dispatch(args: argparse.Namespace, cwd: Path) -> int:
     if sent and shake is not None and prompt is not None and key is None and not (args.cont or args.resume or args.private):
         from .chat_ahead import ChatAhead
 
-        shake.ahead = ChatAhead(shake.stdout_r, shake.stdin_w, prompt)  # the turn starts now
+        shake.ahead = ChatAhead(shake.stdout_r, shake.stdin_w, prompt, images)  # the turn starts now
         from .. import protocol  # noqa: F401 - first of the client's imports: the chat needs its command name
     _quiet_logging()
     from .turns import run
 
-    return run(args, cwd, prompt, early, options, sent, key)
+    return run(args, cwd, prompt, early, options, sent, key, images)
 
 
 def main(argv: list[str] | None = None) -> None:

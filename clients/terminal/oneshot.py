@@ -153,13 +153,13 @@ class OneShot:
         # w: always for the session, f: in this folder, u: for the user (permissions_view.py).
         return permissions_view.approve_result(permissions_view.ANSWER_KEYS.get(answer[:1].lower()), reason)
 
-    async def run(self, prompt: str) -> int:
+    async def run(self, prompt: str, images: list[dict[str, Any]] | None = None) -> int:
         """Exit status of the turn (output_format.py names them); `--output-format json` and
         `stream-json` end with the result object on stdout."""
         fmt = self.collector.fmt
         before = await self._status(None) if self.resumed and fmt != "text" else None
         started = time.monotonic()
-        code, result = await self._turn(prompt)
+        code, result = await self._turn(prompt, images)
         if self.err.isatty() and time.monotonic() - started >= notify.after_seconds(self.conn.init_options):
             self.err.write(notify.notification(f"shiro-neko: the turn ended ({result.get('status')})").decode())
             self.err.flush()
@@ -177,14 +177,14 @@ class OneShot:
         except (CommandError, ServerGone):
             return None
 
-    async def _turn(self, prompt: str) -> tuple[int, dict[str, Any]]:
+    async def _turn(self, prompt: str, images: list[dict[str, Any]] | None) -> tuple[int, dict[str, Any]]:
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, self._interrupt)
         except (NotImplementedError, RuntimeError):
             pass
         try:
-            result = await self.conn.chat(prompt)
+            result = await self.conn.chat(prompt, images=images)
         except (CommandError, ServerGone) as exc:
             self._note([("red", f"shiro: error: {exc}")])
             return EXIT_ERROR, {"status": "error", "error": str(exc)}

@@ -31,7 +31,8 @@ async def _resume(conn: Connection, args: argparse.Namespace) -> dict[str, Any] 
     return await conn.resume(args.resume, fork=args.fork)
 
 
-async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str, *started: Any) -> int:
+async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str, *started: Any,
+                      images: list[dict[str, Any]] | None = None) -> int:
     from .oneshot import OneShot
 
     conn = _connection(cwd, *started)
@@ -42,7 +43,7 @@ async def run_oneshot(args: argparse.Namespace, cwd: Path, prompt: str, *started
     await conn.start()
     try:
         await _resume(conn, args)
-        code = await oneshot.run(prompt)
+        code = await oneshot.run(prompt, images)
     finally:
         lines = await conn.close()
     if sys.stderr.isatty():
@@ -73,13 +74,14 @@ async def run_interactive(args: argparse.Namespace, cwd: Path, *started: Any) ->
 
 
 def run(args: argparse.Namespace, cwd: Path, prompt: str | None, early: Any, options: dict[str, Any],
-        sent: bool, key: str | None = None) -> int:
-    """Exit status of the run; a server that failed or went away is reported here."""
+        sent: bool, key: str | None = None, images: list[dict[str, Any]] | None = None) -> int:
+    """Exit status of the run; a server that failed or went away is reported here. `images`: the
+    `--image` files of `shiro -p`, read and checked (clients/terminal/image_attach.py)."""
     from .connection import CommandError, ServerGone
 
     try:
         if prompt is not None:
-            return asyncio.run(run_oneshot(args, cwd, prompt, early, options, sent, key))
+            return asyncio.run(run_oneshot(args, cwd, prompt, early, options, sent, key, images=images))
         return asyncio.run(run_interactive(args, cwd, early, options, sent, key))
     except (CommandError, ServerGone) as exc:
         err(f"shiro: {exc}")

@@ -4,6 +4,10 @@ Asked with a short timeout in the background of the command (the HTTP client's i
 context in a thread, as agent/context_window.py does), cached per endpoint for a few minutes,
 bounded in entries, in bytes read and in ids kept. An endpoint that does not list (a proxy without
 the route, a refused key) gives an error line instead, never a failed command.
+
+A shared leaf (tests/unit/test_architecture.py SHARED_LEAVES): the terminal's first run lists the
+endpoint's models with it before any server runs (clients/terminal/first_run.py), so it imports
+the standard library and the HTTP client only.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ backend, so the 0600 file beside the settings file; with a keyring backend, in t
 hands it to its server with `shiro.setCredentials` (the key-checking fake sees it in the
 Authorization header, never in a command's environment); the next run, and `shiro -p`, use the kept
 key without asking; `shiro -p` with nothing kept keeps its error and exit status 1; `/model` lists
-the endpoint's models by number and `/model N` changes the next request's model.
+the endpoint's models by number and `/model N` changes the next request's model. With an endpoint
+given (an Ollama-like one serving only its own models), the first run lists them by number and the
+pick is kept as the settings file's `model` (its other keys kept) and used by the next requests; an
+endpoint that lists none skips the question with a line saying why.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ def test_first_run_asks_keeps_the_key_0600_and_the_next_runs_use_it(tmp_path: Pa
     t.expect("API key")
     t.type(KEY)
     t.expect(re.escape(f"kept in {kept} (yours alone, 0600): the endpoint and the key"))
+    t.expect(re.escape("Enter keeps gpt-5"))  # the model question (the test below picks one)
+    t.type("")
     t.type("print the environment")
     t.expect("first answer")
     assert [r.headers["authorization"] for r in fake.requests] == [f"Bearer {KEY}"] * 2
@@ -96,3 +101,51 @@ def test_shiro_setup_on_a_terminal(tmp_path: Path, workspace: Path) -> None:
     kept = Path(env["SHIRO_NEKO_CONFIG"]).parent / "credentials.json"
     assert json.loads(kept.read_text()) == {"store": "file", "apiKey": KEY}
     assert os.stat(kept).st_mode & 0o077 == 0
+
+
+def test_first_run_with_an_ollama_like_endpoint_picks_the_model_and_keeps_it(tmp_path: Path, workspace: Path,
+                                                                             fake: FakeProvider) -> None:
+    # An endpoint that serves only its own models, as Ollama or vLLM: the default gpt-5 would fail.
+    fake.models = ["llama3.2:3b", "qwen2.5-coder:7b"]
+    fake.strict_models = True
+    env = _env(tmp_path)
+    settings = Path(env["SHIRO_NEKO_CONFIG"])
+    settings.write_text(json.dumps({"approvals": "auto", "maxCostUsd": 5}))
+    fake.script(Reply(text="local answer"), Reply(text="oneshot local answer"))
+    terms = _terms(workspace, {**env, "SHIRO_WARM": "0"})
+    t = next(terms)()
+    t.expect("endpoint")
+    t.type(fake.base_url)
+    t.expect("API key")
+    t.type("")  # Ollama needs none
+    t.expect(r"1\s+llama3\.2:3b")
+    t.expect(r"2\s+qwen2\.5-coder:7b")
+    t.expect(re.escape("model (number or name; Enter keeps gpt-5 (the endpoint does not list it))"))
+    t.type("7")
+    t.expect("not a number from 1 to 2")
+    t.type("2")
+    t.expect(re.escape(f"model qwen2.5-coder:7b: kept in {settings}"))
+    t.type("hello")
+    t.expect("local answer")
+    assert fake.main_requests[-1].body["model"] == "qwen2.5-coder:7b"
+    t.leave()
+    next(terms, None)
+    assert json.loads(settings.read_text()) == {"approvals": "auto", "maxCostUsd": 5, "model": "qwen2.5-coder:7b"}
+    done = run(["-p", "and once more"], workspace, env, timeout=120)
+    assert done.returncode == 0 and "oneshot local answer" in done.stdout, done
+    assert fake.main_requests[-1].body["model"] == "qwen2.5-coder:7b"
+
+
+def test_shiro_setup_says_why_when_the_endpoint_lists_no_models(tmp_path: Path, workspace: Path, fake: FakeProvider) -> None:
+    fake.api_key = KEY  # the list is refused without it: the question is skipped, the set-up still kept
+    env = _env(tmp_path)
+    child = pexpect.spawn(SHIRO[0], SHIRO[1:] + ["setup"], cwd=str(workspace), env=env, dimensions=(40, 120), encoding="utf-8")
+    child.expect("endpoint", timeout=60)
+    child.sendline(fake.base_url)
+    child.expect("API key", timeout=30)
+    child.sendline("sk-wrong")
+    child.expect(re.escape("no model list from the endpoint (the endpoint refused the key (401))"), timeout=30)
+    child.expect(pexpect.EOF, timeout=30)
+    child.close()
+    assert child.exitstatus == 0
+    assert not Path(env["SHIRO_NEKO_CONFIG"]).exists()

@@ -333,7 +333,7 @@ def test_the_wire_name_scan_sees_literals_and_skips_docstrings(tmp_path: Path) -
 
 # Modules both front ends share that import nothing else of ours (checked below).
 SHARED_LEAVES = ("shiro_neko.user_settings", "shiro_neko.user_credentials", "shiro_neko.startup.trace", "shiro_neko.startup.warm_socket",
-                 "shiro_neko.project_settings", "shiro_neko.project_instructions")
+                 "shiro_neko.project_settings", "shiro_neko.project_instructions", "shiro_neko.agent.model_list")
 
 
 def test_terminal_client_imports_only_the_protocol_and_its_own_package() -> None:
