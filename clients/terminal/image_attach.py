@@ -78,7 +78,8 @@ def flag_images(paths: list[str]) -> list[dict[str, Any]]:
         path = Path(name).expanduser()
         try:
             if not path.is_file():
-                raise ImageFlagError(f"{name}: no such file" if not path.exists() else f"{name}: not a file")
+                why = "no such file" if not path.exists() else "not a file"
+                raise ImageFlagError(f"{name}: {why}; give the path of a PNG, JPEG, GIF or WebP file")
             size = path.stat().st_size
             if size > MAX_BYTES:
                 raise ImageFlagError(f"{name} is {size / 1048576:.1f} MB: images go up to {MAX_BYTES // 1048576} MB; "

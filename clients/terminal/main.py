@@ -81,7 +81,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     trust = sub.add_parser("trust", help="trust a directory's project settings (.shiro-neko/settings.json, .mcp.json) as they are now")
     trust.add_argument("dir", nargs="?", metavar="DIR", help="the directory (default: this one)")
     sub.add_parser("acp", help="serve Agent Client Protocol editors on stdio (see docs/acp.md)")
-    sub.add_parser("setup", help="set up the model: ask for the endpoint and API key and keep them (the OS keyring; docs/models.md)")
+    sub.add_parser("setup", help="set up the model: ask for the endpoint, API key and model and keep them (the OS keyring; docs/models.md)")
     return parser.parse_args(argv)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shiro_neko.user_settings import ENV_VAR, load_user_settings, user_settings_path
+from shiro_neko.user_settings import ENV_VAR, SettingsFileError, load_user_settings, save_user_setting, user_settings_path
 
 
 @pytest.fixture
@@ -66,3 +66,28 @@ def test_a_broken_file_is_named_and_ignored(user_file: Path, tmp_path: Path, tex
     assert loaded.settings == {"model": "p"}  # the other file still counts
     assert len(loaded.problems) == 1 and str(user_file) in loaded.problems[0] and why in loaded.problems[0]
     assert user_file.read_bytes() == (text if isinstance(text, bytes) else text.encode())  # left as it was
+
+
+def test_save_user_setting_keeps_the_other_keys_and_never_replaces_a_broken_file(user_file: Path, tmp_path: Path) -> None:
+    # The terminal's first run keeps its model pick this way (clients/terminal/first_run.py).
+    assert save_user_setting("model", "llama3.2") == user_file  # no file yet: made
+    assert json.loads(user_file.read_text()) == {"model": "llama3.2"}
+    user_file.write_text(json.dumps({"approvals": "auto", "permissions": {"deny": ["Bash(rm *)"]}, "model": "x"}))
+    user_file.chmod(0o640)
+    save_user_setting("model", "qwen2.5-coder:7b")
+    assert json.loads(user_file.read_text()) == {"approvals": "auto", "permissions": {"deny": ["Bash(rm *)"]},
+                                                 "model": "qwen2.5-coder:7b"}
+    assert user_file.stat().st_mode & 0o777 == 0o640
+    broken = '{"approvals": "auto",'
+    user_file.write_text(broken)
+    with pytest.raises(SettingsFileError, match="not valid JSON"):
+        save_user_setting("model", "llama3.2")
+    assert user_file.read_text() == broken
+    # A settings file linked from a dotfiles folder: written where it points, the link kept.
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("{}")
+    user_file.unlink()
+    user_file.symlink_to(real)
+    save_user_setting("model", "llama3.2")
+    assert user_file.is_symlink() and json.loads(real.read_text()) == {"model": "llama3.2"}
