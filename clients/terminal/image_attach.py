@@ -14,6 +14,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ..model.image_format import sniff
+
 SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 MAX_BYTES = 20 * 1024 * 1024  # the server's MAX_INPUT_BYTES
 MAX_IMAGES = 8
@@ -56,19 +58,6 @@ class ImageFlagError(ValueError):
     """An `--image` that cannot go: the text names the file, why, and what to do."""
 
 
-def _sniff(head: bytes) -> str | None:
-    """The media type the first bytes announce (as server/agent/images.py `sniff` reads them)."""
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 def flag_images(paths: list[str]) -> list[dict[str, Any]]:
     """`--image` files as `shiro.chat` images; ImageFlagError on the first that cannot go."""
     if len(paths) > MAX_IMAGES:
@@ -90,7 +79,7 @@ def flag_images(paths: list[str]) -> list[dict[str, Any]]:
             raise ImageFlagError(f"{name}: cannot be read ({exc.strerror or exc})") from None
         if len(data) > MAX_BYTES:
             raise ImageFlagError(f"{name}: over {MAX_BYTES // 1048576} MB; send a smaller one")
-        media_type = _sniff(data[:16])
+        media_type = sniff(data[:16])
         if media_type is None:
             raise ImageFlagError(f"{name}: not a PNG, JPEG, GIF or WebP image; convert it to one of those")
         images.append({"mediaType": media_type, "data": base64.b64encode(data).decode("ascii"), "name": path.name})

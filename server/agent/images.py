@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..model.image_format import sniff
 from ..model.transcript import ImageRef, Message, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
@@ -59,19 +60,6 @@ class RawImage:
     data: bytes
     media_type: str
     label: str
-
-
-def sniff(data: bytes) -> str | None:
-    """The media type the first bytes announce, or None when they are no image format we send."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def raw_image(data: bytes, label: str) -> RawImage:
