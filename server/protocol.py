@@ -542,6 +542,9 @@ class ApproveParams(msgspec.Struct, omit_defaults=True):
     # the whole diff.
     diff: str | None = None
     diffLines: int = 0
+    # set when a `task` subagent's call asks: the id of the task call it runs under (as on its
+    # events); absent for the main agent's calls
+    parentToolCallId: str | None = None
 
 
 class ApproveResult(msgspec.Struct):

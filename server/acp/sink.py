@@ -141,11 +141,16 @@ class AcpSink:
                 if call.tool_call_id == tool_call_id:
                     self._announce(session_id, call)
         await self.drain()
+        parent = request.parent_tool_call_id
+        title = summary[:1].upper() + summary[1:]
         tool_call = schema.ToolCallUpdate(
             tool_call_id=tool_call_id or tool_name,
-            title=summary[:1].upper() + summary[1:],
+            # A `task` subagent's call: ACP has no field for who asks, so the title says it (what
+            # the user reads) and `_meta` carries the task call's id (for an editor that nests).
+            title=f"{title} (asked by the task subagent)" if parent else title,
             kind=updates.tool_kind(tool_name),
             status="pending",
+            field_meta={"shiro": {"parentToolCallId": parent}} if parent else None,
         )
         try:
             answer = await self.editor.client.request_permission(  # type: ignore[union-attr]

@@ -28,6 +28,8 @@ class ApprovalRequest:
     # The unified diff of an edit (model/unified_diff.py), capped, and the whole diff's line count.
     diff: str | None = None
     diff_lines: int = 0
+    # The `task` call whose subagent (agent/subagent.py) made this call; None for the main agent's.
+    parent_tool_call_id: str | None = None
 
 
 # The most characters of a denial's reason the model is given (a pasted log stays bounded).

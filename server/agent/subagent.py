@@ -4,7 +4,8 @@ It runs inside the parent's tool step: its own transcript (never saved as a sess
 instructions, only the reading tools (`READ_ONLY_TOOLS`, those the session offers), and at most
 `subagentMaxSteps` provider requests; then one request without tools asks for the report. Each
 call goes through the parent's `_run_one` (agent/tool_calls.py), so permission rules and
-approvals apply exactly as they do to the parent; a tool it was not offered (edit_file,
+approvals apply exactly as they do to the parent (an approval it raises carries the task call's id,
+`parentToolCallId`, so the user knows who asks); a tool it was not offered (edit_file,
 run_command) is refused as unknown, never run. Its requests count in the session's usage and
 cost. Its events carry `parentToolCallId`, the task call's id, so clients nest them under it.
 Abort cancels the parent's step, and with it every subagent (their requests and tools).
@@ -78,7 +79,7 @@ async def run_subagent(session: "AgentSession", turn_id: str, parent_id: str, ta
             break
         results: list[ToolResultPart] = []
         for call in calls:
-            result = await _run_one(session, tools, call, turn_id)
+            result = await _run_one(session, tools, call, turn_id, parent_id)
             results.append(result)
             session.deps.sink.event(ToolResultEvent(
                 sessionId=session.id, turnId=turn_id, toolCallId=result.tool_call_id, output=result.output,

@@ -167,7 +167,9 @@ def _denial_text(tool: Tool, answer: object) -> str:
     return tool.denied or "denied: the user did not allow this call"
 
 
-async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart, turn_id: str) -> ToolResultPart:
+async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCallPart, turn_id: str,
+                   parent_id: str | None = None) -> ToolResultPart:
+    """`parent_id`: the `task` call whose subagent makes this call (its approval says so)."""
     tool = tools.get(call.tool_name)
     # `tools` is the plan set already in plan mode; a switch since it was built is caught here too.
     refused = plan_mode.refused(session, tool, call.tool_name, call.input)
@@ -218,6 +220,7 @@ async def _run_one(session: AgentSession, tools: dict[str, Tool], call: ToolCall
             preview=preview,
             diff=diff,
             diff_lines=diff_count,
+            parent_tool_call_id=parent_id,
         )
         # Visible while it waits (`shiro/status` `waiting: "approval"`): a client whose dialog
         # was dismissed without an answer still shows why the turn does not move.

@@ -66,9 +66,10 @@ class LspSink:
     async def approve(self, request: ApprovalRequest) -> Approval:
         if offers_client_approvals(self.server.client_capabilities.experimental):
             return await ask_in_client(self.server.protocol, request)
+        who = "shiro-neko's task subagent" if request.parent_tool_call_id else "shiro-neko"
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f"shiro-neko wants to {request.summary}",
+            message=f"{who} wants to {request.summary}",
             actions=[types.MessageActionItem(title=t) for t in (wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY)],
         )
         try:

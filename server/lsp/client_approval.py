@@ -43,6 +43,7 @@ def approve_params(request: ApprovalRequest) -> wire.ApproveParams:
         preview=preview,
         diff=request.diff,
         diffLines=request.diff_lines,
+        parentToolCallId=request.parent_tool_call_id,
     )
 
 

@@ -1304,6 +1304,7 @@ export interface ApproveParams {
   preview?: ApprovePreview | null;
   diff?: string | null;
   diffLines?: number;
+  parentToolCallId?: string | null;
 }
 /**
  * This interface was referenced by `ShiroNekoProtocol`'s JSON-Schema
