@@ -64,9 +64,10 @@ export class ApprovalBroker implements vscode.Disposable {
         hasDiff: !!params.preview,
         ...summary,
         ...(command !== undefined ? { command } : {}),
-      });
+        ...(params.parentToolCallId ? { subagent: true } : {}),
+      }, params.parentToolCallId ?? undefined);
       void this.updateContext();
-      this.onAsk.fire(`Approval needed: ${params.title}`);
+      this.onAsk.fire(`Approval needed${params.parentToolCallId ? ' (task subagent)' : ''}: ${params.title}`);
       token.onCancellationRequested(() => this.finish(params.toolCallId, 'cancelled'));
     });
   }

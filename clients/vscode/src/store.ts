@@ -310,13 +310,15 @@ export class SessionStore {
   }
 
   // -- approvals ------------------------------------------------------------------------------
-  ask(toolCallId: string, toolName: string, input: unknown, ask: AskView): Row {
+  /** `parent`: the task call a subagent's call runs under (its card nests there when the ask comes first). */
+  ask(toolCallId: string, toolName: string, input: unknown, ask: AskView, parent?: string): Row {
     let row = this.byCall.get(toolCallId);
     if (!row) {
       row = this.add({
         kind: 'tool',
         text: '',
         tool: { toolCallId, toolName, summary: toolSummary(toolName, input), input: inputText(input), state: 'running' },
+        ...(parent ? { parent } : {}),
       });
     }
     row.tool!.ask = ask;

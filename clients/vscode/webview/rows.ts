@@ -161,7 +161,10 @@ function toolCard(entry: RowEntry, actions: RowActions): HTMLElement {
     box.setAttribute('aria-label', 'Approval');
     const title = h('div', 'ask-title');
     // The words in a box of their own: at 300 px they wrap beside the icon, not below it.
-    title.append(icon('shield'), h('span', 'ask-title-text', `shiro-neko wants to ${tool.ask.title}`));
+    // Who asks: a `task` subagent's call is asked about on its own (nested) card, which may be
+    // scrolled away from the task card it belongs to.
+    const who = tool.ask.subagent ? 'The task subagent' : 'shiro-neko';
+    title.append(icon('shield'), h('span', 'ask-title-text', `${who} wants to ${tool.ask.title}`));
     if (tool.ask.stats) title.appendChild(h('span', 'ask-stats', tool.ask.stats));
     box.appendChild(title);
     // A command is code, shown as the shell will read it (wrapped, never cut).

@@ -33,6 +33,8 @@ export interface AskView {
   diffLines?: number;
   /** A command call's exact command line, shown as code. */
   command?: string;
+  /** A `task` subagent's call asks (`ApproveParams.parentToolCallId`), not the main agent. */
+  subagent?: boolean;
   /** Set once answered (or cancelled by the server). */
   decision?: 'allow' | 'always' | 'deny' | 'cancelled';
   /** The reason the user gave with a denial. */
