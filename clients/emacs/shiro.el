@@ -204,12 +204,18 @@ call's rule there.  A quit (C-g) or an error is a deny."
           (let ((save-silently t)) (save-buffer))))))
   nil)
 
+(defvar shiro--approval-asker "shiro-neko"
+  "Who asks the approval being answered.
+\"shiro-neko's task subagent\" for a call of a `task' subagent (the
+request's parentToolCallId), which the user may not have seen start.")
+
 (defun shiro-ask-approval (title _tool-name)
   "Ask in the minibuffer: y allows once, a always (the call's rule, this session), f always in
 this folder, u always for you everywhere, n denies, r denies with a reason (read from the
 minibuffer) that the model is told."
   (pcase (read-char-choice
-          (format "shiro-neko wants to %s  [y]es / [a]lways (session / [f]older / [u]ser) / [n]o / [r]eason: " title)
+          (format "%s wants to %s  [y]es / [a]lways (session / [f]older / [u]ser) / [n]o / [r]eason: "
+                  shiro--approval-asker title)
           '(?y ?a ?f ?u ?n ?r))
     (?y "allow") (?a "always") (?f '("always" . "workspace")) (?u '("always" . "user"))
     (?r (cons "deny" (read-string "Why not (the model reads this): ")))
@@ -250,10 +256,12 @@ a deny, and is answered all the same."
 (cl-defmethod eglot-handle-request ((_s shiro-server) (_m (eql shiro/approve)) &rest params)
   (let* ((title (plist-get params :title))
          (tool (plist-get params :toolName))
-         (diff (plist-get params :diff)))
-    (shiro--insert (format "? %s\n" title) 'shiro-warn)
+         (diff (plist-get params :diff))
+         (subagent (stringp (plist-get params :parentToolCallId)))
+         (shiro--approval-asker (if subagent "shiro-neko's task subagent" "shiro-neko")))
+    (shiro--insert (format "? %s%s\n" title (if subagent " (asked by the task subagent)" "")) 'shiro-warn)
     (when (stringp diff)
-      (shiro--show-diff diff (format "# shiro-neko wants to %s (%s diff lines)" title (plist-get params :diffLines))))
+      (shiro--show-diff diff (format "# %s wants to %s (%s diff lines)" shiro--approval-asker title (plist-get params :diffLines))))
     (let* ((answer (shiro--decide title tool))
            (decision (if (consp answer) (car answer) answer))
            (scope (and (consp answer) (equal decision "always") (cdr answer)))

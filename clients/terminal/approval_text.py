@@ -16,9 +16,17 @@ Shown here:
 from __future__ import annotations
 
 from .render import Line
+from .. import protocol as wire
 from ..model.visible_text import visible
 
 LONG_LINE = 200  # characters: past this a one-line request gets its size named in the question
+
+
+def request_text(params: wire.ApproveParams) -> str:
+    """`shiro/approve`'s request as one sentence that says who asks: a `task` subagent's call
+    (`parentToolCallId`) is not the main agent's, and the user may not have seen that task start."""
+    who = "shiro-neko's task subagent" if params.parentToolCallId else "shiro-neko"
+    return f"{who} wants to {params.title}"
 
 
 def request_lines(message: str) -> list[str]:

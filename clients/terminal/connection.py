@@ -24,6 +24,7 @@ import msgspec
 from .. import protocol as wire
 from ..startup.trace import mark
 from .jsonrpc import METHOD_NOT_FOUND, ConnectionLost, JsonRpc, RpcError
+from .approval_text import request_text
 from .chat_ahead import CHAT_ID
 from .initialize import INITIALIZE_ID, init_options, initialize_params  # noqa: F401 - init_options: re-exported
 from .launch import NOT_TRIED, LaunchError, ServerLink, launch
@@ -267,7 +268,7 @@ class Connection:
         if self.listeners.approve_call is not None:
             return await self.listeners.approve_call(params)
         titles = [wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY]
-        answer = await approve(f"shiro-neko wants to {params.title}", titles) if approve is not None else None
+        answer = await approve(request_text(params), titles) if approve is not None else None
         return wire.ApproveResult(decision={wire.ALLOW: "allow", wire.ALWAYS_ALLOW: "always"}.get(answer or "", "deny"))  # type: ignore[arg-type]
 
     # -- commands -------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from .initialize import setup_text, unconfigured
 from .keys_during_output import keys_kept_during_output
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
-from .approval_text import approval_lines, question
+from .approval_text import approval_lines, question, request_text
 from . import permissions_view
 from . import notify
 from . import plan_mode
@@ -353,7 +353,7 @@ class Interactive:
         """`shiro/approve`: the request, its diff (capped; `v` pages all of it), the question."""
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._flush_text()
-        message = f"shiro-neko wants to {params.title}"
+        message = request_text(params)
         self.approvals.append((message, future))
         self.messages[future] = message
         if params.diff:

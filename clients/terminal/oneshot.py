@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from .markdown import MarkdownBlocks
 from .markdown import to_ansi as to_markdown_ansi
 from . import nested, render
-from .approval_text import approval_lines, question
+from .approval_text import approval_lines, question, request_text
 from . import notify, permissions_view
 from .connection import CommandError, Connection, ServerGone
 from ..model.visible_text import visible
@@ -132,7 +132,7 @@ class OneShot:
     async def approve_call(self, params: wire.ApproveParams) -> wire.ApproveResult | None:
         """`shiro/approve`: as `approve`, with the call's diff (capped) under the request and a
         denial that may carry a reason for the model (`r` and the reason, on the same line or the next)."""
-        message = f"shiro-neko wants to {params.title}"
+        message = request_text(params)
         if not sys.stdin.isatty():
             await self.approve(message, [wire.ALLOW, wire.ALWAYS_ALLOW, wire.DENY])  # says why it is denied
             return wire.ApproveResult(decision="deny")

@@ -56,6 +56,13 @@ local function scratch(name, lines, filetype)
   return buf
 end
 
+--- "shiro-neko wants to …", or "shiro-neko's task subagent wants to …" for a call of a `task`
+--- subagent (`parentToolCallId`): the user may not have seen that task start.
+function A.request_text(params)
+  local who = is_nil(params.parentToolCallId) and "shiro-neko" or "shiro-neko's task subagent"
+  return who .. " wants to " .. tostring(params.title)
+end
+
 local function diff_lines(diff)
   local lines = vim.split(tostring(diff), "\n", { plain = true })
   if lines[#lines] == "" then
@@ -85,7 +92,7 @@ end
 function A.show_float(params)
   A.close_float()
   local lines = diff_lines(params.diff)
-  local head = "shiro-neko wants to " .. tostring(params.title)
+  local head = A.request_text(params)
   local total = tonumber(params.diffLines) or #lines
   if total > #lines then
     head = head .. string.format("  (%d diff lines)", total)
@@ -233,7 +240,7 @@ function A.handle(params)
   local has_diff = not is_nil(params.diff) and params.diff ~= ""
   require("shiro.permissions").on_approval(params.title)
   local opts = {
-    prompt = "shiro-neko wants to " .. tostring(params.title),
+    prompt = A.request_text(params),
     kind = "shiro_approval",
     format_item = function(i)
       return i.title
