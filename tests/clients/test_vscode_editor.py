@@ -73,6 +73,14 @@ def test_editor_intelligence_in_vscode(tmp_path: Path, fake: FakeProvider) -> No
     # The inline edit: its own turn (the instruction and the line), the diff, accepted into the file.
     assert INSTRUCTION in json.dumps(inline.body["input"])
     assert any("Edit with shiro-neko" in t for t in r["diffTabs"]), r["diffTabs"]
+    # The panel shows the inline edit's instruction as its turn's question (a user row, where it
+    # applies as its chip), then the answer: not an answer with no question.
+    users = [i for i, row in enumerate(r["rowsAfterEdit"]) if row["kind"] == "user"]
+    asked = [i for i in users if INSTRUCTION in r["rowsAfterEdit"][i]["text"]]
+    assert len(asked) == 1, r["rowsAfterEdit"]
+    assert "app.ts:1" in r["rowsAfterEdit"][asked[0]]["text"], r["rowsAfterEdit"]
+    assert "Edit in place" not in r["rowsAfterEdit"][asked[0]]["text"], r["rowsAfterEdit"]
+    assert any("const n: number = 1;" in row["text"] for row in r["rowsAfterEdit"][asked[0] + 1:]), r["rowsAfterEdit"]
     assert (vs.workspace / "app.ts").read_text() == APP
     for name in ("editor-01-context-chip", "editor-03-lightbulb", "editor-04-inline-diff", "editor-05-accepted"):
         assert Path(r["shots"][name]["path"]).stat().st_size > 10_000

@@ -43,7 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Issue 38: the editor context chip and each prompt's context, the lightbulb's actions, inline edits.
   const editorContext = new EditorContextFeed((label) => view.post({ t: 'context', label }));
   controller.editorContext = editorContext;
-  const inlineEdits = new InlineEdits(client, () => (store.sessionId ? { sessionId: store.sessionId } : {}));
+  const inlineEdits = new InlineEdits(client, () => (store.sessionId ? { sessionId: store.sessionId } : {}), store);
   context.subscriptions.push(
     countDiagnostics(),
     editorContext,

@@ -34,11 +34,19 @@ export function applied(text: string, edits: P.LspTextEdit[]): string {
   return out;
 }
 
+/** The panel's prompts (store.ts): a prompt told here gets its user row when its turn starts. */
+export interface PromptRows {
+  sent(key: string, text: string, attachments: string[]): void;
+  settled(key: string): boolean;
+}
+
 export class InlineEdits implements vscode.Disposable {
   private docs = new Map<string, string>();
   private disposables: vscode.Disposable[] = [];
+  private keys = 0;
 
-  constructor(private readonly client: AgentClient, private readonly target: () => { sessionId?: string }) {
+  constructor(private readonly client: AgentClient, private readonly target: () => { sessionId?: string },
+    private readonly prompts: PromptRows) {
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(INLINE_SCHEME, {
         provideTextDocumentContent: (uri) => this.docs.get(uri.toString()) ?? '',
@@ -65,6 +73,10 @@ export class InlineEdits implements vscode.Disposable {
     });
     if (!instruction?.trim()) return;
     let result: P.InlineEditResult;
+    // The turn's question in the panel: the instruction, with where it applies as its chip (the
+    // server's prompt for the turn wraps it in the selected text and the answer's format).
+    const key = `edit${++this.keys}`;
+    this.prompts.sent(key, instruction.trim(), [`${name}:${lineSpan(range)}`]);
     try {
       result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `shiro-neko is editing ${name}:${lineSpan(range)}…` },
@@ -73,6 +85,8 @@ export class InlineEdits implements vscode.Disposable {
     } catch (err) {
       void vscode.window.showErrorMessage(`shiro-neko: ${err instanceof Error ? err.message : String(err)}`);
       return;
+    } finally {
+      this.prompts.settled(key); // refused before a turn started: not the next turn's question
     }
     const edits = result.edit.changes[uri] ?? Object.values(result.edit.changes)[0];
     if (result.error || !edits?.length) {

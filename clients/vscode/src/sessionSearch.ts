@@ -1,5 +1,5 @@
 // Sessions (issue 40): the Sessions view in the sidebar (this workspace's sessions, newest first,
-// each with its short id: the shortest unique prefix the server gives, SessionSummary.shortId), a
+// each row led by its short id: the shortest unique prefix the server gives, SessionSummary.shortId), a
 // search over their text (a QuickPick asking `shiro.sessions {query}` as the user types: the
 // server's full-text search, not VS Code's fuzzy match on titles) and, on a session's context menu,
 // Resume, Rename, Export as Markdown (an untitled document) and Delete (after a modal question).
@@ -18,9 +18,12 @@ const PAUSE_MS = 150;
 
 export class SessionItem extends vscode.TreeItem {
   constructor(readonly session: SessionInfo, current: boolean, now: number) {
-    super(session.title || '(untitled)', vscode.TreeItemCollapsibleState.None);
+    // The short id leads the label: a tree row is cut at its right end, and at the sidebar's
+    // default width (300 px) a description after a title is cut first, yet the id is what
+    // `/resume <id>` takes in a terminal or another editor.
+    super(`${shortId(session)} · ${session.title || '(untitled)'}`, vscode.TreeItemCollapsibleState.None);
     this.id = session.id;
-    this.description = `${shortId(session)} · ${age(session.updatedAt, now)}${current ? ' · current' : ''}`;
+    this.description = `${age(session.updatedAt, now)}${current ? ' · current' : ''}`;
     this.tooltip = new vscode.MarkdownString().appendText(`${session.title || '(untitled)'}\n`)
       .appendMarkdown(`\n${plural(session.messageCount, 'message')} · \`${session.id}\``);
     this.contextValue = current ? 'shiroSession.current' : 'shiroSession';

@@ -76,6 +76,11 @@ export async function editorScenario(h) {
   out.diffTabs = await page.$$eval('.tabs-container .tab', (tabs) => tabs.map((t) => t.getAttribute('aria-label') ?? t.textContent));
   out.diffLines = await page.evaluate(() => [...document.querySelectorAll('.monaco-diff-editor .editor.modified .view-line')]
     .map((l) => l.textContent));
+  // The panel shows the instruction as the turn's question, before the turn's answer.
+  await frame.waitForFunction((x) => [...document.querySelectorAll('#rows .row.user')].some((r) => r.innerText.includes(x)),
+    config.instruction, { timeout: T });
+  out.rowsAfterEdit = await frame.evaluate(() => [...document.querySelectorAll('#rows .row')]
+    .map((r) => ({ kind: [...r.classList].find((c) => c !== 'row') ?? '', text: r.innerText })));
   await shot('editor-04-inline-diff', 'the inline edit in VS Code\'s diff editor with Accept / Reject');
   await toast.locator('.monaco-button', { hasText: 'Accept' }).click();
   await page.waitForFunction(() => ![...document.querySelectorAll('.tabs-container .tab')]

@@ -11,6 +11,31 @@ export async function sessionsScenario(h) {
   const labels = () => pane.locator('.monaco-list-row').evaluateAll((r) => r.map((x) => x.innerText.replace(/\s+/g, ' ').trim()));
   const quickRows = () => page.$$eval('.quick-input-widget .monaco-list-row', (r) => r.map((x) => x.innerText.replace(/\s+/g, ' ').trim()));
 
+  // Each row's text as drawn: the characters inside every clipping box around them, less the
+  // room of the "…" a cut box draws at its end. innerText holds the clipped characters too.
+  const visibleTexts = () => pane.locator('.monaco-list-row').evaluateAll((rows) => rows.map((row) => {
+    const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+    let shown = '';
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      let right = Infinity;
+      for (let el = node.parentElement; el && el !== row.parentElement; el = el.parentElement) {
+        if (getComputedStyle(el).overflowX === 'visible') continue;
+        const cut = el.scrollWidth > el.clientWidth ? 16 : 0;
+        right = Math.min(right, el.getBoundingClientRect().right - cut);
+      }
+      const range = document.createRange();
+      for (let i = 0; i < node.length; i++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const box = range.getBoundingClientRect();
+        if (box.width > 0 && box.right <= right + 0.5) shown += node.data[i];
+        else if (/\s/.test(node.data[i])) shown += ' ';
+      }
+      shown += ' ';
+    }
+    return shown.replace(/\s+/g, ' ').trim();
+  }));
+
   async function menu(rowText, action) {
     await pane.locator('.monaco-list-row', { hasText: rowText }).first().click({ button: 'right' });
     const item = page.locator('.context-view .action-item .action-label', { hasText: action }).first();
@@ -36,7 +61,8 @@ export async function sessionsScenario(h) {
     return p && p.querySelectorAll('.monaco-list-row').length >= n;
   }, config.titles.length, { timeout: T });
   out.listed = await labels();
-  await shot('01-sessions-view', 'the Sessions view: newest first, each with its age and short id');
+  out.listedVisible = await visibleTexts();
+  await shot('01-sessions-view', 'the Sessions view: newest first, each led by its short id, with its age');
 
   // Search from the view's title bar: a word of an answer, never a title.
   await pane.hover();
