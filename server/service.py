@@ -148,7 +148,8 @@ class ShiroService:
         # Search, rename, delete and export of saved sessions (shiro.sessions {query}, ...).
         self.session_admin = SessionAdminFeature(
             self.registry, self.persistence, self.short_term_memory,
-            api_keys=lambda: [self.model_choice.api_key] if self.model_choice.api_key else [])
+            api_keys=lambda: [self.model_choice.api_key] if self.model_choice.api_key else [],
+            checkpoints=self.checkpoints)
         # Permission rules saved for the workspace or the user; /permissions (commands/permissions.py).
         self.permission_rules = PermissionRulesFeature(shiro_home, user_settings_path)
         self.mcp = McpManager(shiro_home, bridge.ask)
@@ -494,6 +495,7 @@ class ShiroService:
         for background in backgrounds:
             await background.close()
         await asyncio.gather(*self._closing, return_exceptions=True)
+        await self.checkpoints.stop()  # a checkpoint store's clean-up under way
         await self.mcp.stop()
         # Each provider's HTTP client and its pooled connections, closed here rather than by the
         # collector (their sockets were ResourceWarnings at exit; agent/provider/openai_provider.py).

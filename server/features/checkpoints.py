@@ -104,6 +104,7 @@ class CheckpointFeature:
     def __init__(self, announce_todos: "Callable[[AgentSession], None]") -> None:
         self.announce_todos = announce_todos  # a rewind changed the task list: clients show it
         self._stores: dict[Path, CheckpointStore] = {}
+        self._tidying: set[asyncio.Task[bool]] = set()  # clean-ups under way (awaited by stop)
 
     def store(self, root: Path) -> CheckpointStore:
         store = self._stores.get(root)
@@ -116,6 +117,23 @@ class CheckpointFeature:
         """Delete the ref that holds a session's checkpoints in workspace `key`'s store
         (shiro.deleteSession); `root`: any existing folder for git to run in. Blocking (git)."""
         return CheckpointStore(shiro_home(), key, root).drop_ref(_session_ref(session_id))
+
+    def tidy(self, store: CheckpointStore) -> None:
+        """The store's daily clean-up (`prune_if_due`: a no-op but once a day), in a worker thread
+        once the caller's work is done: nobody waits for it (a turn that starts meanwhile waits
+        for the store's lock at its first tool). Called at a turn's end and after a delete."""
+        task = asyncio.ensure_future(asyncio.to_thread(store.prune_if_due))
+        self._tidying.add(task)
+        task.add_done_callback(self._tidying.discard)
+
+    def tidy_workspace(self, key: str, root: Path) -> None:
+        """`tidy` of workspace `key`'s store (a deleted session's, maybe not this window's)."""
+        self.tidy(CheckpointStore(shiro_home(), key, root))
+
+    async def stop(self) -> None:
+        """Shutdown: a clean-up under way finishes (its thread cannot be stopped: git is holding
+        the store's lock)."""
+        await asyncio.gather(*self._tidying, return_exceptions=True)
 
     # -- the turn's hooks ------------------------------------------------------------------------
     def turn_started(self, session: AgentSession, turn_id: str, prompt: str | None) -> None:
@@ -154,6 +172,7 @@ class CheckpointFeature:
         if done is not None:
             after, files, unrecorded = done
             self._replace(session, turn_id, after=after, files=files, unrecorded=unrecorded)
+            self.tidy(self.store(session.root))
             return files
         return []
 
@@ -343,7 +362,7 @@ class CheckpointFeature:
         replaced = _Replaced(messages, todos, marks)
 
         def record(store: CheckpointStore) -> tuple[str, list[FileChange], str]:
-            conversation = store.write_blob(_replaced_encoder.encode(replaced)) if cut else ""
+            conversation = store.write_undo(_session_ref(session.id), _replaced_encoder.encode(replaced)) if cut else ""
             if not plan.safety:
                 return "", [], conversation
             after = store.snapshot(_session_ref(session.id), f"after rewind {rewind_id}")

@@ -47,7 +47,9 @@ class SessionAdminFeature:
         persistence: SessionsFeature,
         short_term_memory: ShortTermMemoryFeature,
         api_keys: Callable[[], list[str]],
+        checkpoints: CheckpointFeature,
     ) -> None:
+        self.checkpoints = checkpoints  # a delete ends with the store's daily clean-up (if due)
         self.registry = registry
         self.persistence = persistence
         self.store = persistence.store
@@ -119,6 +121,8 @@ class SessionAdminFeature:
                 await asyncio.to_thread(CheckpointFeature.forget_session, key, workspace.root, session_id)
             except (StoreError, OSError) as exc:  # the record is gone; its checkpoints are only unreachable
                 log.warning("checkpoints of deleted session %s not removed: %s", session_id, exc)
+            else:
+                self.checkpoints.tidy_workspace(key, workspace.root)
         await self.short_term_memory.clear(session_id)
         return DeleteSessionResult(deleted=deleted)
 

@@ -23,12 +23,19 @@ read: GIT_DIR is the store.
 
 Every git call is blocking: callers run them in a worker thread (features/checkpoints.py), never
 on the event loop. Two servers on one workspace share the store under one lock file.
+
+Clean-up (`prune_if_due`, docs/checkpoints.md "Clean-up"): at most once a day per store, `git gc`
+repacks it and drops what no ref holds (a deleted session's commits and blobs) once older than
+PRUNE_GRACE. Everything that must live holds by a ref: a session's commits by `refs/sessions/<id>`,
+its rewinds' undo blobs (no commit names them) by `refs/undo/<id>/<blob>`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import shutil
 import stat
 import subprocess
 import threading
@@ -64,6 +71,10 @@ _OVERRIDES = (
     "core.precomposeUnicode=false",
     "core.splitIndex=false",
     "gc.auto=0",
+    # No reflogs: with GIT_WORK_TREE set git takes the store for a non-bare repository and logs
+    # every move of `refs/heads/worktree` and HEAD, a line per checkpoint that keeps every commit,
+    # a deleted session's too, from the clean-up (`_gc` removes the logs an earlier version made).
+    "core.logAllRefUpdates=false",
     "maintenance.auto=false",
     "commit.gpgSign=false",
     "index.threads=1",
@@ -77,8 +88,26 @@ _WORKTREE_REF = "refs/heads/worktree"  # under refs/heads/: `git fsck` accepts n
 _NEUTRAL_ATTRIBUTES = b"* -text -crlf -eol -filter -ident -working-tree-encoding\n"
 _IGNORE_FILE = ".gitignore"
 
+# The clean-up: how often (per store), and how old an object no ref holds must be to go. The
+# grace is git's own default (gc.pruneExpire, 2 weeks): every object still needed holds by a ref
+# (a session's commits, its undos), so the grace only spares what a git process might be writing
+# without the lock (none of ours does) and leaves a deleted session's objects for two weeks.
+PRUNE_EVERY = 24 * 3600.0
+PRUNE_GRACE = 14 * 24 * 3600.0
+_STAMP = "pruned"  # the last clean-up's time (unix seconds), in the store's folder
+_UNDO_REFS = "refs/undo/"  # + <session id>/<blob>: what a rewind cut from the conversation
+# Dangling blobs found at a store's first clean-up: undos written before they had refs.
+_LEGACY_UNDO_REFS = "refs/undo/legacy/"
+
+log = logging.getLogger(__name__)
+
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
+# The clean-up this process last tried per store (its time), and the stores whose failure was
+# logged: a store whose stamp cannot be written (a read-only disk) is tried once a day all the
+# same, and its failure logged once.
+_prune_tried: dict[Path, float] = {}
+_prune_failed: set[Path] = set()
 
 
 def checkpoints_dir(home: Path, key: str) -> Path:
@@ -132,6 +161,7 @@ class CheckpointStore:
         self._attributes = self.git_dir / "info" / "attributes"
         self._state_file = self.dir / "record-state"
         self._lock_file = self.dir / "lock"
+        self._stamp = self.dir / _STAMP
         with _locks_guard:
             self._thread_lock = _locks.setdefault(self.dir, threading.Lock())
 
@@ -440,19 +470,106 @@ class CheckpointStore:
             return ""
 
     def drop_ref(self, ref: str) -> bool:
-        """Delete `ref` (a deleted session's checkpoints, features/session_admin.py); False when
-        the store or the ref does not exist. Its commits become unreachable and are not pruned
-        here: a rewind's undo blob is held by no ref either, so a prune would take those too."""
+        """Delete a session's `ref` and the refs of its rewinds' undos (a deleted session's
+        checkpoints, features/session_admin.py); False when the store holds neither. Their objects
+        are then held by nothing: the daily clean-up (`prune_if_due`) removes them once older than
+        PRUNE_GRACE."""
         if not (self.git_dir / "HEAD").exists():
             return False
         with self.locked():
-            if not self.resolve(ref):
+            head = self.resolve(ref)
+            undos = self.git("for-each-ref", "--format=%(refname)", _undo_prefix(ref)).decode().split()
+            if not head and not undos:
                 return False
-            self.git("update-ref", "-d", ref)
+            commands = [f"delete {name}\n" for name in ([ref] if head else []) + undos]
+            if head and self.resolve(_WORKTREE_REF) == head:
+                # This session recorded last: the ref HEAD names is its last commit, and would keep
+                # its whole history. `status` needs only the tree: a commit of that tree alone.
+                tree = self.git("rev-parse", head + "^{tree}").decode().strip()
+                alone = self.git("commit-tree", tree, "-m", "the index's last tree").decode().strip()
+                commands.append(f"update {_WORKTREE_REF} {alone}\n")
+            self.git("update-ref", "--stdin", input="".join(commands).encode())
             state = self._load_state()
             if state.heads.pop(ref, None) is not None:
                 self._write_state(state)
             return True
+
+    # -- clean-up --------------------------------------------------------------------------------
+    def prune_if_due(self, now: float | None = None) -> bool:
+        """The daily clean-up (docs/checkpoints.md, "Clean-up"): when the last one was at least
+        PRUNE_EVERY ago, `git gc` repacks the store and drops the objects no ref holds that are
+        older than PRUNE_GRACE (`now`: the clock, for tests). A store's first call starts its
+        clock (and holds the undos an earlier version left without a ref). True when gc ran.
+
+        Blocking, and under the store's lock (two servers never both run it): call it in a worker
+        thread. Never raises: a clean-up that fails (git missing, a damaged store, a read-only
+        disk) is logged once per store and tried again a day later; nothing else depends on it."""
+        now = time.time() if now is None else now
+        try:
+            if not (self.git_dir / "HEAD").exists() or not self._prune_due(now):
+                return False
+            _prune_tried[self.dir] = now
+            with self.locked():
+                last = self._last_pruned()
+                if last is not None and 0 <= now - last < PRUNE_EVERY:
+                    return False  # another server's, meanwhile
+                if last is None:
+                    self._hold_dangling_blobs()
+                    self._write_stamp(now)
+                    return False
+                # Written first: a gc that fails is tried again tomorrow, not after every turn.
+                self._write_stamp(now)
+                self._gc(now - PRUNE_GRACE)
+                return True
+        except Exception as exc:  # a clean-up must never break the turn or delete that asked for it
+            if self.dir not in _prune_failed:
+                _prune_failed.add(self.dir)
+                log.warning("checkpoint store %s not cleaned up (tried again in a day): %s", self.dir, exc)
+            return False
+
+    def _prune_due(self, now: float) -> bool:
+        tried = _prune_tried.get(self.dir)
+        if tried is not None and 0 <= now - tried < PRUNE_EVERY:
+            return False
+        last = self._last_pruned()
+        return last is None or not 0 <= now - last < PRUNE_EVERY  # a clock set back: due
+
+    def _last_pruned(self) -> float | None:
+        """The last clean-up's time; None when the store never had one, 0 for a damaged stamp."""
+        try:
+            return float(self._stamp.read_bytes()[:64])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return 0.0
+
+    def _write_stamp(self, now: float) -> None:
+        write_atomic(self._stamp, b"%d\n" % int(now), mode=FILE_MODE)
+
+    def _hold_dangling_blobs(self) -> None:
+        """A store's first clean-up: blobs no tree and no ref names are the undos of rewinds
+        recorded before undos had refs of their own (`write_undo`); each gets one
+        (`refs/undo/legacy/<blob>`, kept for good: their sessions are not known) so gc never
+        takes them. In a store made since, there are none."""
+        out = self.git("fsck", "--connectivity-only", "--dangling", "--no-reflogs", "--no-progress")
+        blobs = [line.split()[2] for line in out.decode().splitlines() if line.startswith("dangling blob ")]
+        if blobs:
+            self.git("update-ref", "--stdin", input="".join(f"update {_LEGACY_UNDO_REFS}{sha} {sha}\n" for sha in blobs).encode())
+
+    def _gc(self, expire: float) -> None:
+        """git's own clean-up: unreachable objects whose pack or file is older than `expire` are
+        dropped, the rest of them kept in a cruft pack with their own times (so a deleted
+        session's objects go two weeks after their last daily repack), the rest repacked."""
+        prune = "--prune=" + time.strftime("%Y-%m-%d %H:%M:%S +0000", time.gmtime(expire))
+        # git appends to a reflog that exists whatever core.logAllRefUpdates says: an earlier
+        # version's logs go, or their entries would keep every commit they name.
+        shutil.rmtree(self.git_dir / "logs", ignore_errors=True)
+        try:
+            self.git("gc", "--quiet", "--cruft", prune)
+        except StoreError:
+            # git before 2.37 has no cruft packs: the unreachable objects younger than the
+            # grace leave their packs as loose files instead, until they are old enough.
+            self.git("gc", "--quiet", prune)
 
     def has(self, commit: str) -> bool:
         return bool(commit) and bool(self.resolve(commit))
@@ -518,8 +635,14 @@ class CheckpointStore:
             pos += size + 1
         return contents
 
-    def write_blob(self, data: bytes) -> str:
-        return self.git("hash-object", "-w", "--stdin", input=data).decode().strip()
+    def write_undo(self, ref: str, data: bytes) -> str:
+        """A rewind's undo (what it cut from the conversation) as a blob, held by a ref of its own
+        under the session's (`refs/undo/<id>/<blob>`): no commit names it, and the clean-up takes
+        whatever no ref holds. It goes with the session (`drop_ref`). Call with the lock held."""
+        self._ensure()
+        sha = self.git("hash-object", "-w", "--stdin", input=data).decode().strip()
+        self.git("update-ref", _undo_prefix(ref) + sha, sha)
+        return sha
 
     # -- writing the workspace -------------------------------------------------------------------
     def keep_aside(self, label: str, rel: str, data: bytes) -> Path:
@@ -550,6 +673,11 @@ class _StoreLock:
             self._held.__exit__(None, None, None)  # type: ignore[union-attr]
         finally:
             self.store._thread_lock.release()
+
+
+def _undo_prefix(ref: str) -> str:
+    """`refs/sessions/<id>` -> `refs/undo/<id>`, the folder of that session's undo refs."""
+    return _UNDO_REFS + ref.rpartition("/")[2]
 
 
 def _paths(rels: list[str]) -> bytes:
