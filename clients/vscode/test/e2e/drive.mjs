@@ -11,6 +11,7 @@ import { editorScenario } from './editor_scenario.mjs';
 import { sessionsScenario } from './sessions_scenario.mjs';
 import { skillsScenario } from './skills_scenario.mjs';
 import { permissionsScenario } from './permissions_scenario.mjs';
+import { subagentScenario } from './subagent_scenario.mjs';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const out = { steps: [], shots: {}, errors: [], console: [] };
@@ -671,6 +672,7 @@ try {
   else if (config.scenario === 'sessions') await sessionsScenario({ page, config, out, step, shot, T, workbench, openPanel, palette });
   else if (config.scenario === 'skills') await skillsScenario({ page, config, out, step, shot, T, workbench, openPanel });
   else if (config.scenario === 'permissions') await permissionsScenario({ page, config, out, step, shot, T, workbench, openPanel, send });
+  else if (config.scenario === 'subagent') await subagentScenario({ page, config, out, step, shot, T, workbench, openPanel, send });
   else throw new Error(`unknown scenario ${config.scenario}`);
   out.ok = true;
 } catch (err) {
