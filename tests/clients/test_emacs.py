@@ -9,45 +9,18 @@ Debian: `apt-get install emacs-nox elpa-eglot` (Emacs 28 with eglot 1.9); Emacs 
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
+from tests.clients.emacs_run import find_emacs, run_emacs
 from tests.fake_provider import Call, Reply
-from tests.support.lsp import EDIT_FILE_MODEL, server_env
-
-REPO = Path(__file__).resolve().parents[2]
-PLUGIN = REPO / "clients" / "emacs"
-SCRIPT = Path(__file__).with_name("emacs_chat_test.el")
+from tests.support.lsp import EDIT_FILE_MODEL
 
 TODOS = [{"content": "tell the story", "status": "in_progress"}]
 
 
-def _emacs() -> str:
-    emacs = shutil.which("emacs")
-    if emacs is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("emacs is needed in CI (.ci/run installs emacs-nox and elpa-eglot)")
-        pytest.skip("emacs is missing (Debian: apt-get install emacs-nox elpa-eglot)")
-    probe = subprocess.run([emacs, "--batch", "--eval", "(require 'eglot)"], capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"eglot does not load: {probe.stderr[-500:]}")
-        pytest.skip("eglot is missing (Debian: apt-get install elpa-eglot)")
-    return emacs
-
-
 def test_emacs_slow_turn_approval_edit_and_quit(tmp_path, fake):
-    emacs = _emacs()
+    emacs = find_emacs()
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "hello.py").write_text("print('hello')\n")
-    out = tmp_path / "result.json"
     fake.script(
         Reply(calls=[Call("todo_write", {"todos": TODOS}, "call_todo")]),
         # Three seconds of streaming: three times the request timeout the test sets.
@@ -59,20 +32,9 @@ def test_emacs_slow_turn_approval_edit_and_quit(tmp_path, fake):
         Reply(calls=[Call("edit_file", {"path": "hello.py", "old_text": "emacs", "new_text": "bye"}, "call_edit2")]),
         Reply(text="Left it."),
     )
-    env = server_env(tmp_path / "home", fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL)
-    env.update(
-        SHIRO_EMACS_OUT=str(out),
-        SHIRO_EMACS_PLUGIN=str(PLUGIN),
-        SHIRO_EMACS_SERVER=json.dumps([sys.executable, "-m", "shiro_neko"]),
-        SHIRO_EMACS_WORKSPACE=str(workspace),
-        HOME=str(tmp_path / "emacs-home"),
-    )
     # stdin: the deny reason batch Emacs's minibuffer reads (step 4); nothing else reads it.
-    done = subprocess.run([emacs, "--batch", "-l", str(SCRIPT)], cwd=workspace, env=env, input="keep the greeting\n",
-                          capture_output=True, text=True, timeout=240)
-    assert out.exists(), done.stderr[-3000:]
-    result = json.loads(out.read_text())
-    assert "error" not in result, (result, done.stderr[-3000:])
+    result = run_emacs(emacs, "emacs_chat_test.el", tmp_path, workspace, fake.base_url, stdin_text="keep the greeting\n",
+                       SHIRO_MODEL=EDIT_FILE_MODEL)
 
     assert result["slowStatus"] == "started" and result["slowEnd"] == "completed"
     assert result["slowSeconds"] > 1  # it outlasted the request timeout (1 s in the test)

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.clients.test_emacs import PLUGIN, _emacs
+from tests.clients.emacs_run import find_emacs, run_emacs
 from tests.fake_provider import Call, FakeProvider, Reply
-from tests.support.lsp import EDIT_FILE_MODEL, server_env
+from tests.support.lsp import EDIT_FILE_MODEL
 
-SCRIPT = Path(__file__).with_name("emacs_editor_test.el")
 APP = 'def greet(name):\n    return "hello " + name\n\n\ny: int = "old"\nx: int = 1\n'
 INSTRUCTION = "make x a number again"
 
 
 def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: FakeProvider) -> None:
-    emacs = _emacs()
+    emacs = find_emacs()
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "app.py").write_text(APP)
@@ -44,17 +42,8 @@ def test_emacs_flymake_context_code_actions_inline_edit(tmp_path: Path, fake: Fa
     (workspace / "evil.py").write_text(f'# -*- eval: (write-region "pwned" nil "{pwned}") -*-\ngreet("x")\n')
     # A tags table outside the workspace for xref's etags backend (etags comes with Emacs).
     subprocess.run(["etags", "-o", str(tmp_path / "TAGS"), str(workspace / "app.py")], check=True, timeout=60)
-    out = tmp_path / "result.json"
-    env = server_env(tmp_path / "home", fake.base_url, SHIRO_MODEL=EDIT_FILE_MODEL)
-    env.update(SHIRO_EMACS_OUT=str(out), SHIRO_EMACS_PLUGIN=str(PLUGIN), SHIRO_EMACS_WORKSPACE=str(workspace),
-               SHIRO_EMACS_SERVER=json.dumps([sys.executable, "-m", "shiro_neko"]), SHIRO_EMACS_INSTRUCTION=INSTRUCTION,
-               SHIRO_EMACS_TAGS=str(tmp_path / "TAGS"),
-               HOME=str(tmp_path / "emacs-home"))
-    done = subprocess.run([emacs, "--batch", "-l", str(SCRIPT)], cwd=workspace, env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
-    assert out.exists(), done.stderr[-3000:]
-    r = json.loads(out.read_text())
-    assert "error" not in r, (r, done.stderr[-3000:])
+    r = run_emacs(emacs, "emacs_editor_test.el", tmp_path, workspace, fake.base_url, timeout=300,
+                  SHIRO_MODEL=EDIT_FILE_MODEL, SHIRO_EMACS_INSTRUCTION=INSTRUCTION, SHIRO_EMACS_TAGS=str(tmp_path / "TAGS"))
 
     assert r["before"] == ['"old" is a str, not an int']
     first, after_edit, dropped, fix, inline, rejected = fake.main_requests[:6]
