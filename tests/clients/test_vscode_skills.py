@@ -52,6 +52,7 @@ def test_a_custom_command_from_the_composers_menu(tmp_path: Path, fake: FakeProv
         vs.stop()
     assert r["ok"], "\n".join(r["errors"]) + "\n" + r["driverLog"] + "\n" + vs.log.read_text(errors="replace")[-2000:] + "\n" + vs.output_log()
     assert any("/review [file]" in o and "Review a file for bugs and naming" in o for o in r["menu"]), r["menu"]
+    assert r["menuAfterRefocus"] is True  # a moment's blur (VS Code re-focusing the webview) keeps the menu
     assert r["afterPick"] == "/review ", r["afterPick"]
     body = json.dumps(fake.requests[-1].body)
     assert "Review src/app.py line by line. Report bugs first, then naming." in body

@@ -687,7 +687,21 @@ input.addEventListener('input', () => {
   updatePopup();
 });
 input.addEventListener('click', updatePopup);
-input.addEventListener('blur', () => setTimeout(closePopup, 150));
+// The menu closes when the input loses focus (after a click on an option has been handled), unless
+// the focus came back meanwhile: VS Code re-focusing the webview blurs the input for a moment, and
+// that closed the / menu under the user's hands (test_vscode_skills caught it with "/rev" typed and
+// the menu hidden). Coming back to the input shows the menu for what is typed again.
+let inputFocused = false;
+input.addEventListener('blur', () => {
+  inputFocused = false;
+  setTimeout(() => {
+    if (!inputFocused) closePopup();
+  }, 150);
+});
+input.addEventListener('focus', () => {
+  inputFocused = true;
+  if (popup.hidden) updatePopup();
+});
 sendBtn.addEventListener('click', submit);
 stopBtn.addEventListener('click', () => post({ t: 'abort' }));
 document.addEventListener('keydown', (e) => {
