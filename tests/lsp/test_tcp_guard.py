@@ -175,6 +175,17 @@ def tcp(tmp_path: Path, fake: FakeProvider) -> Iterator[TcpServer]:
         proc.wait(timeout=20)
 
 
+def _owner_gets_in(tcp: TcpServer, note: str) -> None:
+    """The token's holder connects, is served, and its note reaches the state files."""
+    owner = Client(tcp.port)
+    try:
+        assert owner.initialize(tcp.root, tcp.token)["result"]["serverInfo"]["name"] == "shiro-neko"
+        assert "result" in owner.remember(2, note)
+    finally:
+        owner.close()
+    assert tcp.files_mention(note)
+
+
 def _listening(port: int) -> bool:
     with open("/proc/net/tcp") as table:
         return any(f"0100007F:{port:04X}" == fields[1] and fields[3] == "0A"
@@ -224,13 +235,7 @@ def test_another_user_without_the_token_is_closed_and_handles_nothing(tcp, token
     assert not (tcp.root / "PWNED").exists()
     assert tcp.files_mention(NOTE) == []
     # The token's holder is served as if nothing had happened.
-    owner = Client(tcp.port)
-    try:
-        assert owner.initialize(tcp.root, tcp.token)["result"]["serverInfo"]["name"] == "shiro-neko"
-        assert "result" in owner.remember(2, "the owner's note")
-    finally:
-        owner.close()
-    assert tcp.files_mention("the owner's note")
+    _owner_gets_in(tcp, "the owner's note")
     assert any("refused a connection" in line and "authToken" in line for line in tcp.stderr)
     assert not any("Unhandled exception" in line for line in tcp.stderr)  # a lone surrogate is just wrong
 
@@ -292,18 +297,12 @@ def test_silent_connections_holding_every_waiting_slot_do_not_keep_the_editor_ou
             assert time.monotonic() < deadline
             time.sleep(0.05)
         time.sleep(0.3)
-        owner = Client(tcp.port)
-        try:
-            assert owner.initialize(tcp.root, tcp.token)["result"]["serverInfo"]["name"] == "shiro-neko"
-            assert "result" in owner.remember(2, "the editor got in")
-        finally:
-            owner.close()
+        _owner_gets_in(tcp, "the editor got in")
         squatters[0].settimeout(10)
         assert squatters[0].recv(1) == b""  # the oldest squatter was closed for the editor
     finally:
         for s in squatters:
             s.close()
-    assert tcp.files_mention("the editor got in")
     assert any("closed the oldest of" in line for line in tcp.stderr)
 
 
